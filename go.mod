@@ -1,0 +1,3 @@
+module servelab
+
+go 1.26

@@ -1,0 +1,425 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Seq is a request inside the engine: how far its prefill and decode have got
+// and what KV-cache room it holds.
+type Seq struct {
+	Req       Request
+	need      int // tokens to prefill before the next token: the prompt, or prompt+generated after a preemption
+	prefilled int
+	kv        int // tokens in the KV cache
+	blocks    int // KV blocks held
+	generated int
+	admitted  bool // holds a running slot (counted against MaxSeqs)
+	first     float64
+	last      float64
+	finish    float64
+	maxITL    float64
+	preempted int
+	rejected  string
+	times     []float64
+}
+
+// Remaining is the prefill tokens still to process before the next token.
+func (s *Seq) Remaining() int { return s.need - s.prefilled }
+
+// Generated is the output tokens emitted so far.
+func (s *Seq) Generated() int { return s.generated }
+
+// Limits are the engine's real-world constraints; zero values mean "none"
+// so the lecture's idealised runs stay reproducible.
+type Limits struct {
+	MaxSeqs    int  // sequences holding KV at once (vLLM max_num_seqs); 0: unlimited
+	KVBlocks   int  // KV-cache capacity in blocks; 0: unlimited
+	BlockSize  int  // tokens per KV block (default 16)
+	Preempt    bool // memory full: preempt the newest running sequence and recompute it later (else reserve whole requests up front and wait)
+	MaxContext int  // longest prompt+output accepted; 0: the model's max context
+	// MaxIterations cuts a run short (reported as Truncated); 0: DefaultMaxIterations.
+	MaxIterations int
+}
+
+// DefaultMaxIterations bounds any single run so no input can hang a caller.
+const DefaultMaxIterations = 5_000_000
+
+// Config is everything an engine needs.
+type Config struct {
+	Step         StepModel
+	Policy       Policy
+	Limits       Limits
+	RecordTokens bool // keep every token's time per request (for ITL series)
+	Trace        bool // keep every iteration with its items (for the timeline)
+}
+
+// Item is one sequence's share of an iteration.
+type Item struct {
+	ID      int  `json:"id"`
+	Tokens  int  `json:"tokens"`  // tokens processed for it this step
+	Prefill bool `json:"prefill"` // a prefill chunk (else one decode token)
+	Emit    bool `json:"emit"`    // it got an output token at the end of the step
+	Done    bool `json:"done"`    // it finished at the end of the step
+}
+
+// Iteration is one engine step: when, how long, what it carried and why it took that long.
+type Iteration struct {
+	Index    int     `json:"index"`
+	Start    float64 `json:"start"`
+	Duration float64 `json:"duration"`
+	Kind     string  `json:"kind"` // "decode", "prefill" or "mixed"
+	Cost     Cost    `json:"cost"`
+	Decodes  int     `json:"decodes"`
+	Prefill  int     `json:"prefill_tokens"`
+	Items    []Item  `json:"items"`
+}
+
+// End is when the iteration's tokens are emitted.
+func (it *Iteration) End() float64 { return it.Start + it.Duration }
+
+// Engine runs iterations one at a time. It is steppable online: Submit may
+// be called between Steps, and each Step advances exactly one iteration.
+type Engine struct {
+	cfg     Config
+	role    Role
+	now     float64
+	pending []*Seq // submitted, not yet arrived, sorted by arrival
+	waiting []*Seq // arrived, prefill not finished (FCFS)
+	running []*Seq // decoding
+	all     []*Seq
+	freeKV  int
+	active  int // sequences holding a slot
+	iters   int
+	queue   Queue
+	plan    Plan
+	it      Iteration
+	maxCtx  int
+}
+
+// NewEngine checks the configuration and returns an idle engine at time 0.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Policy == nil {
+		return nil, fmt.Errorf("engine needs a policy; valid: %v", PolicyNames())
+	}
+	if cfg.Step.f == 0 {
+		s, err := cfg.Step.Prepare()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Step = s
+	}
+	l := &cfg.Limits
+	if l.BlockSize == 0 {
+		l.BlockSize = 16
+	}
+	if l.MaxIterations == 0 {
+		l.MaxIterations = DefaultMaxIterations
+	}
+	if l.MaxSeqs < 0 || l.KVBlocks < 0 || l.BlockSize < 1 || l.BlockSize > 1<<16 || l.MaxContext < 0 || l.MaxIterations < 0 {
+		return nil, fmt.Errorf("limits must be non-negative (block size 1..65536), got %+v", *l)
+	}
+	e := &Engine{cfg: cfg, freeKV: l.KVBlocks, maxCtx: l.MaxContext}
+	if e.maxCtx == 0 {
+		e.maxCtx = cfg.Step.Model.MaxContext
+	}
+	if r, ok := cfg.Policy.(Roled); ok {
+		e.role = r.Role()
+	}
+	e.queue.admit = e.admit
+	return e, nil
+}
+
+// Now is the engine's clock: the end of the last iteration (or a later idle time).
+func (e *Engine) Now() float64 { return e.now }
+
+// AdvanceTo moves an idle engine's clock forward to t (an online driver's
+// wall clock); it never moves time backwards.
+func (e *Engine) AdvanceTo(t float64) {
+	if t > e.now {
+		e.now = t
+	}
+}
+
+// Busy reports whether any submitted request is unfinished.
+func (e *Engine) Busy() bool { return len(e.pending)+len(e.waiting)+len(e.running) > 0 }
+
+// Submit adds a request. One that arrives before Now is treated as arriving
+// now. A request that can never run (too long for the context or for the KV
+// cache) is rejected at once, with the reason kept in its result; Submit
+// returns that reason as an error too.
+func (e *Engine) Submit(r Request) error {
+	if r.Arrival < e.now || !finite(r.Arrival) {
+		r.Arrival = e.now
+	}
+	s := &Seq{Req: r, need: r.Prompt}
+	e.all = append(e.all, s)
+	if reason := e.check(r); reason != "" {
+		s.rejected = reason
+		s.finish = r.Arrival
+		return fmt.Errorf("request %d rejected: %s", r.ID, reason)
+	}
+	// Keep pending sorted; workloads arrive in order, so this is an append.
+	i := sort.Search(len(e.pending), func(i int) bool { return e.pending[i].Req.Arrival > r.Arrival })
+	e.pending = append(e.pending, nil)
+	copy(e.pending[i+1:], e.pending[i:])
+	e.pending[i] = s
+	return nil
+}
+
+func (e *Engine) check(r Request) string {
+	switch {
+	case r.Prompt < 1 || r.Output < 1:
+		return fmt.Sprintf("prompt and output must be >= 1 token, got %d and %d", r.Prompt, r.Output)
+	case e.maxCtx > 0 && r.Prompt+r.Output > e.maxCtx:
+		return fmt.Sprintf("prompt %d + output %d tokens exceeds the max context of %d", r.Prompt, r.Output, e.maxCtx)
+	case e.cfg.Limits.KVBlocks > 0 && e.blocksFor(r.Prompt+r.Output) > e.cfg.Limits.KVBlocks:
+		return fmt.Sprintf("needs %d KV blocks but the cache holds %d", e.blocksFor(r.Prompt+r.Output), e.cfg.Limits.KVBlocks)
+	}
+	return ""
+}
+
+func (e *Engine) blocksFor(tokens int) int {
+	return (tokens + e.cfg.Limits.BlockSize - 1) / e.cfg.Limits.BlockSize
+}
+
+// admit reserves room for s to take tokens more prefill tokens (see Queue.Admit).
+func (e *Engine) admit(s *Seq, tokens int) bool {
+	l := e.cfg.Limits
+	if !s.admitted && l.MaxSeqs > 0 && e.active >= l.MaxSeqs {
+		return false
+	}
+	if l.KVBlocks > 0 {
+		want := e.blocksFor(s.kv + tokens)
+		if !l.Preempt {
+			want = e.blocksFor(s.Req.Prompt + s.Req.Output) // reserve the whole request up front
+		}
+		if extra := want - s.blocks; extra > 0 {
+			if extra > e.freeKV {
+				return false
+			}
+			e.freeKV -= extra
+			s.blocks = want
+		}
+	}
+	if !s.admitted {
+		s.admitted = true
+		e.active++
+	}
+	return true
+}
+
+func (e *Engine) release(s *Seq) {
+	e.freeKV += s.blocks
+	s.blocks = 0
+	if s.admitted {
+		s.admitted = false
+		e.active--
+	}
+}
+
+// arrive moves requests whose arrival time has come into the queue.
+func (e *Engine) arrive() {
+	n := 0
+	for n < len(e.pending) && e.pending[n].Req.Arrival <= e.now {
+		s := e.pending[n]
+		if e.role == DecodeOnly { // its KV was built elsewhere; the first token is out
+			s.prefilled, s.need = s.Req.Prompt, s.Req.Prompt
+			s.generated, s.first, s.last = 1, s.Req.Arrival, s.Req.Arrival
+		}
+		e.waiting = append(e.waiting, s)
+		n++
+	}
+	e.pending = e.pending[n:]
+	if e.role == DecodeOnly {
+		k := 0
+		for ; k < len(e.waiting) && e.admit(e.waiting[k], e.waiting[k].Req.Prompt); k++ {
+			e.waiting[k].kv = e.waiting[k].Req.Prompt
+			e.running = append(e.running, e.waiting[k])
+		}
+		e.waiting = e.waiting[k:]
+	}
+}
+
+// makeDecodeRoom gives every running sequence a block for its next token,
+// preempting the newest running sequences (recompute) when the cache is full.
+func (e *Engine) makeDecodeRoom() {
+	l := e.cfg.Limits
+	if l.KVBlocks == 0 || !l.Preempt {
+		return
+	}
+	for i := 0; i < len(e.running); i++ {
+		s := e.running[i]
+		want := e.blocksFor(s.kv + 1)
+		for want > s.blocks && e.freeKV < want-s.blocks && len(e.running) > i+1 {
+			e.preempt(e.running[len(e.running)-1])
+		}
+		if want > s.blocks && e.freeKV >= want-s.blocks {
+			e.freeKV -= want - s.blocks
+			s.blocks = want
+		} else if want > s.blocks {
+			e.preempt(s) // alone and still no room: start it over later
+			i--
+		}
+	}
+}
+
+func (e *Engine) preempt(s *Seq) {
+	for i, r := range e.running {
+		if r == s {
+			e.running = append(e.running[:i], e.running[i+1:]...)
+			break
+		}
+	}
+	e.release(s)
+	s.preempted++
+	s.kv, s.prefilled = 0, 0
+	s.need = s.Req.Prompt + s.generated // recompute what it had
+	e.waiting = append([]*Seq{s}, e.waiting...)
+}
+
+// Step runs one iteration and returns it; the returned value is reused by
+// the next Step. If nothing is queued it jumps the clock to the next
+// arrival; with nothing submitted at all it returns false.
+func (e *Engine) Step() (*Iteration, bool) {
+	if e.iters >= e.cfg.Limits.MaxIterations {
+		return nil, false
+	}
+	for {
+		e.arrive()
+		if len(e.waiting)+len(e.running) == 0 {
+			if len(e.pending) == 0 {
+				return nil, false
+			}
+			e.now = e.pending[0].Req.Arrival
+			continue
+		}
+		e.makeDecodeRoom()
+		e.plan.Decodes, e.plan.Chunks = e.plan.Decodes[:0], e.plan.Chunks[:0]
+		e.queue.Waiting, e.queue.Running = e.waiting, e.running
+		e.cfg.Policy.Plan(&e.queue, &e.plan)
+		if len(e.plan.Decodes)+len(e.plan.Chunks) > 0 {
+			break
+		}
+		// Nothing could be scheduled. If nothing runs, nothing will ever free
+		// room for the queue head, so it can never run: reject it.
+		if len(e.running) == 0 && len(e.waiting) > 0 {
+			head := e.waiting[0]
+			e.waiting = e.waiting[1:]
+			e.release(head)
+			head.rejected = "did not fit in the KV cache or sequence limit with nothing else running"
+			head.finish = e.now
+			continue
+		}
+		if len(e.pending) == 0 {
+			return nil, false
+		}
+		e.now = math.Max(e.now, e.pending[0].Req.Arrival)
+	}
+	return e.execute(), true
+}
+
+// execute prices the plan, advances the clock and applies its effects.
+func (e *Engine) execute() *Iteration {
+	it := &e.it
+	it.Items = it.Items[:0]
+	var w Work
+	for _, s := range e.plan.Decodes {
+		w.AddDecode(s.kv)
+	}
+	prefillTokens := 0
+	for _, c := range e.plan.Chunks {
+		w.AddPrefill(c.Seq.prefilled, c.Tokens)
+		prefillTokens += c.Tokens
+	}
+	cost := e.cfg.Step.Price(w)
+	it.Index, it.Start, it.Duration, it.Cost = e.iters, e.now, cost.Seconds, cost
+	it.Decodes, it.Prefill = len(e.plan.Decodes), prefillTokens
+	switch {
+	case prefillTokens == 0:
+		it.Kind = "decode"
+	case len(e.plan.Decodes) == 0:
+		it.Kind = "prefill"
+	default:
+		it.Kind = "mixed"
+	}
+	e.iters++
+	e.now += cost.Seconds
+	end := e.now
+
+	finished := false
+	for _, s := range e.plan.Decodes {
+		s.kv++
+		done := e.emit(s, end)
+		finished = finished || done
+		it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+	}
+	promoted := false
+	for _, c := range e.plan.Chunks {
+		s := c.Seq
+		s.prefilled += c.Tokens
+		s.kv += c.Tokens
+		item := Item{ID: s.Req.ID, Tokens: c.Tokens, Prefill: true}
+		if s.prefilled == s.need {
+			item.Emit = true
+			item.Done = e.emit(s, end) || e.role == PrefillOnly
+			if item.Done {
+				s.finish = end
+				e.release(s)
+			} else {
+				promoted = true
+			}
+		}
+		finished = finished || item.Done
+		it.Items = append(it.Items, item)
+	}
+	if finished || promoted {
+		e.compact()
+	}
+	return it
+}
+
+// emit gives s its next token at time t and reports whether it is finished.
+func (e *Engine) emit(s *Seq, t float64) bool {
+	if s.generated > 0 {
+		if gap := t - s.last; gap > s.maxITL {
+			s.maxITL = gap
+		}
+	} else {
+		s.first = t
+	}
+	s.generated++
+	s.last = t
+	if e.cfg.RecordTokens {
+		s.times = append(s.times, t)
+	}
+	return s.generated >= s.Req.Output
+}
+
+// compact drops finished sequences from running and moves completed
+// prefills from waiting to running, keeping both orders.
+func (e *Engine) compact() {
+	k := 0
+	for _, s := range e.running {
+		if s.generated >= s.Req.Output {
+			s.finish = s.last
+			e.release(s)
+			continue
+		}
+		e.running[k] = s
+		k++
+	}
+	e.running = e.running[:k]
+	k = 0
+	for _, s := range e.waiting {
+		switch {
+		case s.prefilled < s.need:
+			e.waiting[k] = s
+			k++
+		case s.finish == 0 && s.generated < s.Req.Output && e.role != PrefillOnly:
+			e.running = append(e.running, s)
+		}
+	}
+	e.waiting = e.waiting[:k]
+}

@@ -1,0 +1,116 @@
+package sim
+
+import "fmt"
+
+// Result is one request's outcome.
+type Result struct {
+	ID          int       `json:"id"`
+	Arrival     float64   `json:"arrival"`
+	Prompt      int       `json:"prompt"`
+	Output      int       `json:"output"`
+	Generated   int       `json:"generated"`
+	FirstToken  float64   `json:"first_token"` // absolute time of the first token
+	Finish      float64   `json:"finish"`      // absolute time of the last token (or rejection)
+	MaxITL      float64   `json:"max_itl"`
+	Preemptions int       `json:"preemptions"`
+	Rejected    string    `json:"rejected,omitempty"`
+	TokenTimes  []float64 `json:"token_times,omitempty"` // with Config.RecordTokens
+}
+
+// Completed reports whether every requested token was produced.
+func (r *Result) Completed() bool { return r.Rejected == "" && r.Generated >= r.Output }
+
+// TTFT is the time from arrival to the first token.
+func (r *Result) TTFT() float64 { return r.FirstToken - r.Arrival }
+
+// E2E is the time from arrival to the last token.
+func (r *Result) E2E() float64 { return r.Finish - r.Arrival }
+
+// TPOT is (E2E - TTFT) / (output - 1): the mean time per output token after the first.
+func (r *Result) TPOT() float64 {
+	if r.Generated < 2 {
+		return 0
+	}
+	return (r.Finish - r.FirstToken) / float64(r.Generated-1)
+}
+
+// Results returns every submitted request's outcome so far, in submission order.
+func (e *Engine) Results() []Result {
+	out := make([]Result, len(e.all))
+	for i, s := range e.all {
+		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
+			Generated: s.generated, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
+			Preemptions: s.preempted, Rejected: s.rejected, TokenTimes: s.times}
+	}
+	return out
+}
+
+// Outcome is a whole run: every request's result, and the iterations when traced.
+type Outcome struct {
+	Results    []Result    `json:"results"`
+	Iterations []Iteration `json:"iterations,omitempty"`
+	Steps      int         `json:"steps"`
+	End        float64     `json:"end"`       // simulated seconds at the last iteration's end
+	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
+}
+
+// Run simulates reqs to completion: the whole-run driver of the engine.
+func Run(cfg Config, reqs []Request) (*Outcome, error) {
+	e, err := NewEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		_ = e.Submit(r) // a rejection is recorded in the result
+	}
+	out := &Outcome{}
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		out.Steps++
+		if cfg.Trace {
+			c := *it
+			c.Items = append([]Item(nil), it.Items...)
+			out.Iterations = append(out.Iterations, c)
+		}
+	}
+	out.End = e.Now()
+	out.Truncated = e.Busy()
+	out.Results = e.Results()
+	return out, nil
+}
+
+// Counts tallies a run's requests.
+type Counts struct {
+	Submitted   int `json:"submitted"`
+	Completed   int `json:"completed"`
+	Rejected    int `json:"rejected"`
+	Unfinished  int `json:"unfinished"` // still in flight when the run was cut short
+	Preemptions int `json:"preemptions"`
+}
+
+// Count tallies results; Completed+Rejected+Unfinished always equals Submitted.
+func Count(rs []Result) Counts {
+	c := Counts{Submitted: len(rs)}
+	for i := range rs {
+		r := &rs[i]
+		c.Preemptions += r.Preemptions
+		switch {
+		case r.Rejected != "":
+			c.Rejected++
+		case r.Completed():
+			c.Completed++
+		default:
+			c.Unfinished++
+		}
+	}
+	return c
+}
+
+// String reads like a ledger line.
+func (c Counts) String() string {
+	return fmt.Sprintf("%d submitted: %d completed, %d rejected, %d unfinished; %d preemptions",
+		c.Submitted, c.Completed, c.Rejected, c.Unfinished, c.Preemptions)
+}

@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Request is one inference request as a workload produces it.
+type Request struct {
+	ID      int     `json:"id"`
+	Arrival float64 `json:"arrival"` // seconds from the start of the run
+	Prompt  int     `json:"prompt"`  // prompt tokens
+	Output  int     `json:"output"`  // tokens to generate, >= 1
+}
+
+// Limits on workload sizes, so absurd input gives an error instead of a hang.
+const (
+	MaxRequests = 1_000_000
+	MaxTokens   = 10_000_000 // per prompt or output
+	MaxRate     = 1e7        // req/s
+)
+
+// newRand is the one source of randomness: PCG, seeded, the same on every platform.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5e12e1ab)) }
+
+// Poisson is an open-loop workload: n requests with exponential
+// inter-arrival times at rate req/s and fixed lengths. The unit-rate gaps
+// depend only on seed, so runs at different rates share their randomness and
+// latency curves over rate are smooth.
+func Poisson(n int, rate float64, prompt, output int, seed uint64) ([]Request, error) {
+	return PoissonLengths(n, rate, Fixed(prompt), Fixed(output), seed)
+}
+
+// PoissonLengths is Poisson with prompt and output lengths drawn from distributions.
+func PoissonLengths(n int, rate float64, prompt, output Lengths, seed uint64) ([]Request, error) {
+	if n < 1 || n > MaxRequests {
+		return nil, fmt.Errorf("requests must be in 1..%d, got %d", MaxRequests, n)
+	}
+	if !(rate > 0) || rate > MaxRate {
+		return nil, fmt.Errorf("rate must be in (0, %g] req/s, got %g", MaxRate, rate)
+	}
+	if err := prompt.validate("prompt"); err != nil {
+		return nil, err
+	}
+	if err := output.validate("output"); err != nil {
+		return nil, err
+	}
+	arrivals := newRand(seed)
+	lens := newRand(seed ^ 0x9e3779b97f4a7c15)
+	reqs := make([]Request, n)
+	t := 0.0
+	for i := range reqs {
+		t += arrivals.ExpFloat64() / rate
+		reqs[i] = Request{ID: i, Arrival: t, Prompt: prompt.draw(lens), Output: output.draw(lens)}
+	}
+	return reqs, nil
+}
+
+// Lengths is a token-length distribution: fixed, uniform or log-normal.
+type Lengths struct {
+	Kind  string  `json:"kind"` // "fixed", "uniform", "lognormal"
+	Value int     `json:"value,omitempty"`
+	Min   int     `json:"min,omitempty"`   // uniform and lognormal lower clamp
+	Max   int     `json:"max,omitempty"`   // uniform and lognormal upper clamp
+	Mu    float64 `json:"mu,omitempty"`    // lognormal: mean of ln(length)
+	Sigma float64 `json:"sigma,omitempty"` // lognormal: stddev of ln(length)
+}
+
+// Fixed is the distribution that is always n.
+func Fixed(n int) Lengths { return Lengths{Kind: "fixed", Value: n} }
+
+// Uniform draws integers in [lo, hi].
+func Uniform(lo, hi int) Lengths { return Lengths{Kind: "uniform", Min: lo, Max: hi} }
+
+// LogNormal draws round(exp(N(mu, sigma))) clamped to [lo, hi].
+func LogNormal(mu, sigma float64, lo, hi int) Lengths {
+	return Lengths{Kind: "lognormal", Mu: mu, Sigma: sigma, Min: lo, Max: hi}
+}
+
+func (l Lengths) validate(what string) error {
+	in := func(v int) bool { return v >= 1 && v <= MaxTokens }
+	switch l.Kind {
+	case "fixed", "":
+		if !in(l.Value) {
+			return fmt.Errorf("%s length must be in 1..%d, got %d", what, MaxTokens, l.Value)
+		}
+	case "uniform", "lognormal":
+		if !in(l.Min) || !in(l.Max) || l.Min > l.Max {
+			return fmt.Errorf("%s length range must satisfy 1 <= min <= max <= %d, got %d..%d", what, MaxTokens, l.Min, l.Max)
+		}
+		if l.Kind == "lognormal" && (!finite(l.Mu) || !(l.Sigma >= 0) || l.Sigma > 10) {
+			return fmt.Errorf("%s log-normal needs finite mu and sigma in [0, 10], got mu=%g sigma=%g", what, l.Mu, l.Sigma)
+		}
+	default:
+		return fmt.Errorf("%s length distribution %q unknown; valid: fixed, uniform, lognormal", what, l.Kind)
+	}
+	return nil
+}
+
+func (l Lengths) draw(r *rand.Rand) int {
+	switch l.Kind {
+	case "uniform":
+		return l.Min + r.IntN(l.Max-l.Min+1)
+	case "lognormal":
+		v := math.Round(math.Exp(l.Mu + l.Sigma*r.NormFloat64()))
+		return int(math.Max(float64(l.Min), math.Min(float64(l.Max), v)))
+	}
+	return l.Value
+}
+
+// String reads like the distribution's definition.
+func (l Lengths) String() string {
+	switch l.Kind {
+	case "uniform":
+		return fmt.Sprintf("uniform(%d..%d)", l.Min, l.Max)
+	case "lognormal":
+		return fmt.Sprintf("lognormal(mu=%g, sigma=%g, %d..%d)", l.Mu, l.Sigma, l.Min, l.Max)
+	}
+	return fmt.Sprintf("%d", l.Value)
+}
