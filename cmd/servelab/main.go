@@ -1,0 +1,95 @@
+// Command servelab is the native side of the playground: the lecture's demos
+// in the terminal, one-off simulations, and (see the other files) the lab
+// companion. Each subcommand lives in its own file and registers itself.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand: its name, a one-line summary and its entry point.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each subcommand file calls it from init.
+func register(c command) { commands[c.name] = c }
+
+// errUsage marks an error already explained by the flag package's usage output.
+var errUsage = errors.New("usage")
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "servelab: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := c.run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "servelab %s: %v\n", c.name, err)
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "servelab — a teaching playground for LLM serving\n\nUsage: servelab <command> [flags]   (servelab <command> --help for its flags)\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+}
+
+// newFlags makes a FlagSet whose errors and help go to stderr, with a usage
+// line naming the subcommand.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: servelab %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags and rejects stray positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
