@@ -16,6 +16,7 @@ type Seq struct {
 	blocks    int // KV blocks held
 	generated int
 	admitted  bool // holds a running slot (counted against MaxSeqs)
+	done      bool // finished its work on this instance
 	first     float64
 	last      float64
 	finish    float64
@@ -365,7 +366,7 @@ func (e *Engine) execute() *Iteration {
 			item.Emit = true
 			item.Done = e.emit(s, end) || e.role == PrefillOnly
 			if item.Done {
-				s.finish = end
+				s.done, s.finish = true, end
 				e.release(s)
 			} else {
 				promoted = true
@@ -403,7 +404,7 @@ func (e *Engine) compact() {
 	k := 0
 	for _, s := range e.running {
 		if s.generated >= s.Req.Output {
-			s.finish = s.last
+			s.done, s.finish = true, s.last
 			e.release(s)
 			continue
 		}
@@ -417,7 +418,7 @@ func (e *Engine) compact() {
 		case s.prefilled < s.need:
 			e.waiting[k] = s
 			k++
-		case s.finish == 0 && s.generated < s.Req.Output && e.role != PrefillOnly:
+		case !s.done:
 			e.running = append(e.running, s)
 		}
 	}

@@ -9,6 +9,7 @@ type Result struct {
 	Prompt      int       `json:"prompt"`
 	Output      int       `json:"output"`
 	Generated   int       `json:"generated"`
+	Done        bool      `json:"done"` // finished on this instance (a prefill instance is done at the first token)
 	FirstToken  float64   `json:"first_token"` // absolute time of the first token
 	Finish      float64   `json:"finish"`      // absolute time of the last token (or rejection)
 	MaxITL      float64   `json:"max_itl"`
@@ -17,8 +18,9 @@ type Result struct {
 	TokenTimes  []float64 `json:"token_times,omitempty"` // with Config.RecordTokens
 }
 
-// Completed reports whether every requested token was produced.
-func (r *Result) Completed() bool { return r.Rejected == "" && r.Generated >= r.Output }
+// Completed reports whether the request finished its work (every requested
+// token, or on a prefill instance its first token).
+func (r *Result) Completed() bool { return r.Rejected == "" && r.Done }
 
 // TTFT is the time from arrival to the first token.
 func (r *Result) TTFT() float64 { return r.FirstToken - r.Arrival }
@@ -39,7 +41,7 @@ func (e *Engine) Results() []Result {
 	out := make([]Result, len(e.all))
 	for i, s := range e.all {
 		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
-			Generated: s.generated, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
+			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
 			Preemptions: s.preempted, Rejected: s.rejected, TokenTimes: s.times}
 	}
 	return out

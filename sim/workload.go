@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // Request is one inference request as a workload produces it.
@@ -118,4 +120,37 @@ func (l Lengths) String() string {
 		return fmt.Sprintf("lognormal(mu=%g, sigma=%g, %d..%d)", l.Mu, l.Sigma, l.Min, l.Max)
 	}
 	return fmt.Sprintf("%d", l.Value)
+}
+
+// ParseLengths reads a distribution spec: "512" or "fixed:512",
+// "uniform:LO,HI", or "lognormal:MU,SIGMA,LO,HI".
+func ParseLengths(spec string) (Lengths, error) {
+	kind, args, found := strings.Cut(strings.TrimSpace(spec), ":")
+	if !found {
+		kind, args = "fixed", kind
+	}
+	parts := strings.Split(args, ",")
+	nums := make([]float64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !finite(v) {
+			return Lengths{}, fmt.Errorf("length spec %q: %q is not a number", spec, p)
+		}
+		nums[i] = v
+	}
+	want := map[string]int{"fixed": 1, "uniform": 2, "lognormal": 4}[kind]
+	if want == 0 || len(nums) != want {
+		return Lengths{}, fmt.Errorf("length spec %q: want N, fixed:N, uniform:LO,HI or lognormal:MU,SIGMA,LO,HI", spec)
+	}
+	asInt := func(v float64) int { return int(math.Max(-1, math.Min(v, 2*MaxTokens))) }
+	var l Lengths
+	switch kind {
+	case "fixed":
+		l = Fixed(asInt(nums[0]))
+	case "uniform":
+		l = Uniform(asInt(nums[0]), asInt(nums[1]))
+	default:
+		l = LogNormal(nums[0], nums[1], asInt(nums[2]), asInt(nums[3]))
+	}
+	return l, l.validate("length spec " + strconv.Quote(spec))
 }

@@ -55,3 +55,56 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 		Overhead: f.overhead, DtypeBytes: f.dtypeBytes, TP: f.tp}
 	return s.Prepare()
 }
+
+// engineFlags choose the policy and the engine's real-world limits.
+type engineFlags struct {
+	policy         string
+	budget         int
+	excludeDecodes bool
+	ideal          bool
+	maxSeqs        int
+	blockSize      int
+	utilization    float64
+	onFull         string
+}
+
+func addEngineFlags(fs *flag.FlagSet) *engineFlags {
+	f := &engineFlags{}
+	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only")
+	fs.IntVar(&f.budget, "budget", 0, "chunked: per-step token budget (counts decodes, default 2048); prefill-first: max prefill tokens per step (default 32768)")
+	fs.BoolVar(&f.excludeDecodes, "budget-excludes-decodes", false, "chunked: the budget limits only prefill tokens (the lecture's reading)")
+	fs.BoolVar(&f.ideal, "ideal", false, "no memory or sequence limits (the lecture's idealised engine)")
+	fs.IntVar(&f.maxSeqs, "max-seqs", 256, "most sequences holding KV at once (vLLM max_num_seqs)")
+	fs.IntVar(&f.blockSize, "block-size", 16, "tokens per KV-cache block")
+	fs.Float64Var(&f.utilization, "gpu-memory-utilization", sim.DefaultUtilization, "fraction of GPU memory for weights + KV cache")
+	fs.StringVar(&f.onFull, "on-full", "preempt", "when the KV cache is full: preempt (recompute the newest sequence) or wait (reserve whole requests up front)")
+	return f
+}
+
+// config builds the engine configuration for the step model.
+func (f *engineFlags) config(step sim.StepModel) (sim.Config, error) {
+	p, err := sim.NewPolicy(f.policy, f.budget)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if c, ok := p.(sim.Chunked); ok {
+		c.ExcludeDecodes = f.excludeDecodes
+		p = c
+	}
+	cfg := sim.Config{Step: step, Policy: p}
+	if f.ideal {
+		return cfg, nil
+	}
+	if f.onFull != "preempt" && f.onFull != "wait" {
+		return cfg, fmt.Errorf("--on-full must be preempt or wait, got %q", f.onFull)
+	}
+	if f.maxSeqs < 1 || f.maxSeqs > sim.MaxRequests {
+		return cfg, fmt.Errorf("--max-seqs must be in 1..%d, got %d", sim.MaxRequests, f.maxSeqs)
+	}
+	blocks, err := sim.MemorySplit{Utilization: f.utilization, BlockSize: f.blockSize}.KVBlocks(step)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Limits = sim.Limits{MaxSeqs: f.maxSeqs, KVBlocks: blocks, BlockSize: f.blockSize, Preempt: f.onFull == "preempt"}
+	return cfg, nil
+}

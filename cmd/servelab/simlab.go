@@ -1,0 +1,117 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"servelab/sim"
+)
+
+// labFlags are `servelab sim --workload lab`'s knobs: run.py's flags, same
+// names and defaults, or a measured file's config via --like.
+type labFlags struct {
+	workload string
+	w        sim.LabWorkload
+	like     string
+	label    string
+	save     string
+}
+
+func addLabFlags(fs *flag.FlagSet) *labFlags {
+	f := &labFlags{w: sim.DefaultLab()}
+	fs.StringVar(&f.workload, "workload", "poisson", "poisson (open loop, --rate) or lab (run.py's closed loop with an injected long prompt)")
+	fs.IntVar(&f.w.ShortConcurrency, "short-concurrency", f.w.ShortConcurrency, "lab: short requests kept in flight")
+	fs.IntVar(&f.w.ShortInputLen, "short-input-len", f.w.ShortInputLen, "lab: prompt tokens of the short requests")
+	fs.IntVar(&f.w.ShortOutputLen, "short-output-len", f.w.ShortOutputLen, "lab: output tokens of the short requests")
+	fs.IntVar(&f.w.LongInputLen, "long-input-len", f.w.LongInputLen, "lab: prompt tokens of the injected long request")
+	fs.IntVar(&f.w.LongOutputLen, "long-output-len", f.w.LongOutputLen, "lab: output tokens of the long request")
+	fs.IntVar(&f.w.LongCount, "long-count", f.w.LongCount, "lab: long prompts injected at once")
+	fs.Float64Var(&f.w.Duration, "duration", f.w.Duration, "lab: seconds of short-request load")
+	fs.Float64Var(&f.w.InjectAfter, "inject-after", f.w.InjectAfter, "lab: seconds into the run at which the long prompt arrives")
+	fs.StringVar(&f.like, "like", "", "lab: take the workload from a measured JSON's config (run.py or servelab measure)")
+	fs.StringVar(&f.label, "label", "", "lab: label for the summary (default: sim-<policy>)")
+	fs.StringVar(&f.save, "save", "", "lab: also write the run as measured JSON (config, summary, gaps) to this file")
+	return f
+}
+
+func (f *labFlags) active() bool { return f.workload == "lab" || f.like != "" }
+
+func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
+	if f.workload != "lab" && f.workload != "poisson" {
+		return fmt.Errorf("--workload must be poisson or lab, got %q", f.workload)
+	}
+	w := f.w
+	if f.like != "" {
+		file, err := os.Open(f.like)
+		if err != nil {
+			return fmt.Errorf("--like: %w", err)
+		}
+		m, err := sim.ReadMeasured(file)
+		file.Close()
+		if err != nil {
+			return fmt.Errorf("--like %s: %w", f.like, err)
+		}
+		w = sim.LabFromConfig(m.Config)
+	}
+	cfg, err := ef.config(step)
+	if err != nil {
+		return err
+	}
+	out, err := sim.RunLab(cfg, w)
+	if err != nil {
+		return err
+	}
+	s := out.Summary
+	s.Label = f.label
+	if s.Label == "" {
+		s.Label = "sim-" + cfg.Policy.Name()
+	}
+	s.BaseURL = "sim://" + step.Model.Name + "@" + step.GPU.Name
+	if f.save != "" {
+		c := sim.DefaultLabConfig()
+		c.BaseURL, c.Model, c.Label = s.BaseURL, step.Model.Name, s.Label
+		c.ShortConcurrency, c.ShortInputLen, c.ShortOutputLen = w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen
+		c.LongInputLen, c.LongOutputLen, c.LongCount = w.LongInputLen, w.LongOutputLen, w.LongCount
+		c.Duration, c.InjectAfter, c.Warmup, c.JSON = w.Duration, w.InjectAfter, 0, f.save
+		m := &sim.Measured{Config: c, Summary: s, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+		file, err := os.Create(f.save)
+		if err != nil {
+			return err
+		}
+		if err := sim.WriteMeasured(file, m); err != nil {
+			file.Close()
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return writeJSON(stdout, s)
+	}
+	fmt.Fprintf(stdout, "Simulated lab run, %s: %d short streams (%d in / %d out), %d x %d-token prompt at t+%gs of %gs\n",
+		s.Label, w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen, w.LongCount, w.LongInputLen, w.InjectAfter, w.Duration)
+	fmt.Fprintln(stdout, "\nInter-token latency, ms — simulated")
+	table(stdout, []string{"window", "p50", "p90", "p99", "max"}, [][]string{
+		{"whole run", ms1(s.ITLP50), ms1(s.ITLP90), ms1(s.ITLP99), ms1(s.ITLMax)},
+		{"before injection", ms1(s.ITLQuietP50), "", ms1(s.ITLQuietP99), ""},
+		{"during long prefill", ms1(s.ITLDuringP50), "", ms1(s.ITLDuringP99), ms1(s.ITLDuringMax)},
+		{"after", "", "", ms1(s.ITLAfterP99), ""},
+	})
+	fmt.Fprintf(stdout, "\nworst gap %s ms, %+.2f s from injection\n", ms1(s.WorstGap), s.WorstGapOffset)
+	fmt.Fprintf(stdout, "spike ratio %.1fx the quiet-window median ITL\n", s.SpikeRatio)
+	fmt.Fprintf(stdout, "long-prompt TTFT %s ms (%d prompt tokens)\n", ms1(s.LongTTFT), s.LongInputLen)
+	if s.LongFailed > 0 {
+		fmt.Fprintf(stdout, "  WARNING: %d long request(s) FAILED -- %s\n", s.LongFailed, s.LongError)
+	}
+	fmt.Fprintf(stdout, "short requests %d ok, %d failed, %.1f tok/s aggregate over %.1fs\n", s.ShortCompleted, s.ShortFailed, s.OutputTokS, s.Wall)
+	if c := sim.Count(out.Outcome.Results); c.Preemptions > 0 || c.Rejected > 0 {
+		fmt.Fprintf(stdout, "engine: %s\n", c)
+	}
+	return nil
+}
+
+// ms1 formats seconds as milliseconds with one decimal, as run.py does.
+func ms1(s float64) string { return fmt.Sprintf("%.1f", s*1e3) }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"servelab/sim"
+)
+
+func init() {
+	register(command{name: "step", summary: "price one iteration: decode batch, context, optional prefill", run: runStep})
+}
+
+func runStep(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("step", "--batch B --context C [--prefill L] [--json]", stderr)
+	sf := addStepFlags(fs)
+	batch := fs.Int("batch", 32, "sequences decoding in the step")
+	ctx := fs.Int("context", 700, "context tokens of each decoding sequence")
+	prefill := fs.Int("prefill", 0, "tokens of one new prompt prefilled in the same step (0: none)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *batch < 0 || *ctx < 0 || *prefill < 0 || *batch > sim.MaxRequests || *ctx > sim.MaxTokens || *prefill > sim.MaxTokens {
+		return fmt.Errorf("--batch must be in 0..%d and --context, --prefill in 0..%d, got %d, %d, %d", sim.MaxRequests, sim.MaxTokens, *batch, *ctx, *prefill)
+	}
+	if *batch == 0 && *prefill == 0 {
+		return fmt.Errorf("an empty step: give --batch > 0 or --prefill > 0")
+	}
+	step, err := sf.stepModel()
+	if err != nil {
+		return err
+	}
+	var w sim.Work
+	for range *batch {
+		w.AddDecode(*ctx)
+	}
+	if *prefill > 0 {
+		w.AddPrefill(0, *prefill)
+	}
+	c := step.Price(w)
+	if *asJSON {
+		return writeJSON(stdout, struct {
+			sim.Cost
+			Model   string  `json:"model"`
+			GPU     string  `json:"gpu"`
+			Batch   int     `json:"batch"`
+			Context int     `json:"context"`
+			Prefill int     `json:"prefill"`
+			Tokens  float64 `json:"tokens"`
+		}{c, step.Model.Name, step.GPU.Name, *batch, *ctx, *prefill, w.Tokens})
+	}
+	fmt.Fprintf(stdout, "%s on %s: %d decodes at context %d", step.Model.Name, step.GPU.Name, *batch, *ctx)
+	if *prefill > 0 {
+		fmt.Fprintf(stdout, " + a %d-token prefill", *prefill)
+	}
+	fmt.Fprintf(stdout, "\n  step time   %s (%s-bound)\n", ms(c.Seconds), c.Bound)
+	fmt.Fprintf(stdout, "  compute     %.3g FLOPs -> %s at %.0f%% of %.0f TFLOP/s\n", c.FLOPs, ms(c.ComputeTime), step.EffCompute*100, step.GPU.FLOPS/1e12)
+	fmt.Fprintf(stdout, "  memory      %.3g bytes -> %s at %.0f%% of %.2f TB/s\n", c.Bytes, ms(c.MemoryTime), step.EffMem*100, step.GPU.MemBW/1e12)
+	if c.CommTime > 0 {
+		fmt.Fprintf(stdout, "  all-reduce  %s (TP %d)\n", ms(c.CommTime), step.TP)
+	}
+	fmt.Fprintf(stdout, "  overhead    %s\n", ms(c.Overhead))
+	return nil
+}

@@ -1,0 +1,153 @@
+package sim
+
+import "fmt"
+
+// LabWorkload is the lab's closed loop (run.py): ShortConcurrency streams
+// each re-submit a short request as soon as the previous one finishes, for
+// Duration seconds; at InjectAfter, LongCount long prompts arrive at once.
+type LabWorkload struct {
+	ShortConcurrency int     `json:"short_concurrency"`
+	ShortInputLen    int     `json:"short_input_len"`
+	ShortOutputLen   int     `json:"short_output_len"`
+	LongInputLen     int     `json:"long_input_len"`
+	LongOutputLen    int     `json:"long_output_len"`
+	LongCount        int     `json:"long_count"`
+	Duration         float64 `json:"duration"`
+	InjectAfter      float64 `json:"inject_after"`
+}
+
+// LabFromConfig takes the workload from a measured file's config, so a
+// simulation repeats the measured experiment.
+func LabFromConfig(c LabConfig) LabWorkload {
+	return LabWorkload{ShortConcurrency: c.ShortConcurrency, ShortInputLen: c.ShortInputLen, ShortOutputLen: c.ShortOutputLen,
+		LongInputLen: c.LongInputLen, LongOutputLen: c.LongOutputLen, LongCount: c.LongCount,
+		Duration: c.Duration, InjectAfter: c.InjectAfter}
+}
+
+// DefaultLab is run.py's default workload.
+func DefaultLab() LabWorkload { return LabFromConfig(DefaultLabConfig()) }
+
+// Validate bounds every field so a run always ends.
+func (w LabWorkload) Validate() error {
+	ints := []struct {
+		name   string
+		v, lo, hi int
+	}{
+		{"short concurrency", w.ShortConcurrency, 1, 4096},
+		{"short input length", w.ShortInputLen, 1, MaxTokens},
+		{"short output length", w.ShortOutputLen, 1, MaxTokens},
+		{"long input length", w.LongInputLen, 1, MaxTokens},
+		{"long output length", w.LongOutputLen, 1, MaxTokens},
+		{"long count", w.LongCount, 0, 1024},
+	}
+	for _, c := range ints {
+		if c.v < c.lo || c.v > c.hi {
+			return fmt.Errorf("lab workload: %s must be in %d..%d, got %d", c.name, c.lo, c.hi, c.v)
+		}
+	}
+	if !(w.Duration > 0 && w.Duration <= 3600) {
+		return fmt.Errorf("lab workload: duration must be in (0, 3600] s, got %g", w.Duration)
+	}
+	if !(w.InjectAfter >= 0 && w.InjectAfter < w.Duration) {
+		return fmt.Errorf("lab workload: inject-after must be in [0, duration=%g) s, or nothing is injected; got %g", w.Duration, w.InjectAfter)
+	}
+	return nil
+}
+
+// LabOutcome is a simulated lab run: the analysis input built from
+// simulated token arrivals, its summary (the script's keys), and the engine's outcome.
+type LabOutcome struct {
+	Run     LabRun
+	Summary LabSummary
+	Outcome *Outcome
+}
+
+// RunLab drives the engine with the lab's closed loop, recording every token
+// arrival of every stream, and summarises it exactly as run.py summarises a
+// measured run.
+func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	type stream struct {
+		last  float64 // previous token time
+		first bool    // next token is the request's first
+		long  bool
+		sent  float64
+	}
+	streams := map[int]*stream{} // by request ID
+	nextID := 0
+	submit := func(at float64, long bool) {
+		r := Request{ID: nextID, Arrival: at, Prompt: w.ShortInputLen, Output: w.ShortOutputLen}
+		if long {
+			r.Prompt, r.Output = w.LongInputLen, w.LongOutputLen
+		}
+		nextID++
+		streams[r.ID] = &stream{first: true, long: long, sent: at}
+		_ = e.Submit(r) // a rejection shows up in the results
+	}
+	for range w.ShortConcurrency {
+		submit(0, false)
+	}
+	for range w.LongCount {
+		submit(w.InjectAfter, true)
+	}
+	run := LabRun{ShortConcurrency: w.ShortConcurrency, LongInputLen: w.LongInputLen, Inject: w.InjectAfter}
+	out := &Outcome{}
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		out.Steps++
+		if cfg.Trace {
+			c := *it
+			c.Items = append([]Item(nil), it.Items...)
+			out.Iterations = append(out.Iterations, c)
+		}
+		end := it.End()
+		for _, item := range it.Items {
+			if !item.Emit {
+				continue
+			}
+			s := streams[item.ID]
+			if !s.first && !s.long {
+				run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
+			}
+			s.first, s.last = false, end
+			// The script's worker loops while now < stop_at: a stream whose
+			// request ends before the deadline sends the next one at once.
+			if item.Done && !s.long && end < w.Duration {
+				submit(end, false)
+			}
+		}
+	}
+	out.End, out.Truncated = e.Now(), e.Busy()
+	out.Results = e.Results()
+	wallEnd := 0.0
+	for i := range out.Results {
+		r := &out.Results[i]
+		sr := StreamResult{OK: r.Completed(), Chunks: r.Generated, Tokens: r.Generated, Error: r.Rejected}
+		if r.Generated > 0 {
+			sr.TTFT = r.FirstToken - r.Arrival
+		}
+		if r.Completed() || r.Rejected != "" {
+			sr.Latency = r.Finish - r.Arrival
+		}
+		if !sr.OK && sr.Error == "" {
+			sr.Error = "unfinished when the simulation was cut short"
+		}
+		if streams[r.ID].long {
+			run.Long = append(run.Long, sr)
+		} else {
+			run.Short = append(run.Short, sr)
+		}
+		wallEnd = max(wallEnd, r.Finish)
+	}
+	run.Wall = wallEnd
+	return &LabOutcome{Run: run, Summary: SummariseLab(run), Outcome: out}, nil
+}

@@ -1,0 +1,159 @@
+package sim
+
+import "fmt"
+
+// Lecture is the interference lecture's setup: one model on one GPU, a
+// Poisson workload of N requests with fixed prompt and output lengths.
+type Lecture struct {
+	Step   StepModel
+	N      int
+	Prompt int
+	Output int
+	Seed   uint64
+}
+
+// workload is the lecture's Poisson workload at one rate.
+func (l Lecture) workload(rate float64) ([]Request, error) {
+	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
+}
+
+// run simulates the lecture's workload at rate under policy p.
+func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
+	reqs, err := l.workload(rate)
+	if err != nil {
+		return nil, err
+	}
+	o, err := Run(Config{Step: l.Step, Policy: p}, reqs)
+	if err != nil {
+		return nil, err
+	}
+	return o.Results, nil
+}
+
+// Demo1Row is one line of demo 1: a decode batch with one prompt of Prompt tokens in the same step.
+type Demo1Row struct {
+	Prompt          int     `json:"prompt"`
+	DecodeOnly      float64 `json:"decode_only"`  // seconds, the decode batch alone
+	Mixed           float64 `json:"mixed"`        // seconds, decode batch + the prefill
+	PrefillOnly     float64 `json:"prefill_only"` // seconds, the prefill alone
+	DecodeSlowdown  float64 `json:"decode_slowdown"`
+	PrefillSlowdown float64 `json:"prefill_slowdown"`
+	MixedBound      Bound   `json:"mixed_bound"`
+}
+
+// Demo1 is in-step interference: batch decodes at context ctx each, plus one prompt of each length.
+func (l Lecture) Demo1(batch, ctx int, prompts []int) []Demo1Row {
+	dec := l.Step.Decode(batch, batch*ctx)
+	rows := make([]Demo1Row, len(prompts))
+	for i, p := range prompts {
+		mixed, pre := l.Step.Mixed(batch, batch*ctx, p), l.Step.Prefill(p)
+		rows[i] = Demo1Row{Prompt: p, DecodeOnly: dec.Seconds, Mixed: mixed.Seconds, PrefillOnly: pre.Seconds,
+			DecodeSlowdown: mixed.Seconds / dec.Seconds, PrefillSlowdown: mixed.Seconds / pre.Seconds, MixedBound: mixed.Bound}
+	}
+	return rows
+}
+
+// Demo2Row is one rate of demo 2: P90 latencies colocated and on single-phase instances.
+type Demo2Row struct {
+	Rate            float64 `json:"rate"`
+	ColocatedTTFT90 float64 `json:"colocated_ttft_p90"`
+	ColocatedTPOT90 float64 `json:"colocated_tpot_p90"`
+	PrefillTTFT90   float64 `json:"prefill_only_ttft_p90"`
+	DecodeTPOT90    float64 `json:"decode_only_tpot_p90"`
+}
+
+// Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
+func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
+	row := Demo2Row{Rate: rate}
+	col, err := l.run(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate)
+	if err != nil {
+		return row, err
+	}
+	pre, _ := l.run(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate)
+	dec, _ := l.run(DecodeOnlyPolicy{}, rate)
+	row.ColocatedTTFT90 = Percentile(Values(col, TTFT), 90)
+	row.ColocatedTPOT90 = Percentile(Values(col, TPOT), 90)
+	row.PrefillTTFT90 = Percentile(Values(pre, TTFT), 90)
+	row.DecodeTPOT90 = Percentile(Values(dec, TPOT), 90)
+	return row, nil
+}
+
+// Demo3Goodput is the goodput (req/s at 90% SLO attainment) of one kind of instance.
+// Which says which: "colocated", "prefill-only" or "decode-only"; colocated
+// is judged on both SLOs, the single-phase instances on their own one.
+func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float64, error) {
+	var p Policy
+	hi := 400.0
+	switch which {
+	case "colocated":
+		p = PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}
+	case "prefill-only":
+		p, slo.TPOT = PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, 0
+	case "decode-only":
+		p, slo.TTFT, hi = DecodeOnlyPolicy{}, 0, 2000
+	default:
+		return 0, fmt.Errorf("unknown instance kind %q", which)
+	}
+	g, _, err := Goodput(func(rate float64) (float64, error) {
+		rs, err := l.run(p, rate)
+		return Attainment(rs, slo), err
+	}, attainment, hi)
+	return g, err
+}
+
+// Split is x prefill + y decode instances and their combined goodput.
+type Split struct {
+	Prefill int     `json:"prefill"`
+	Decode  int     `json:"decode"`
+	Total   float64 `json:"total"`   // req/s the pair sustains
+	PerGPU  float64 `json:"per_gpu"` // Total / (Prefill + Decode)
+}
+
+// SplitArithmetic is the lecture's demo-3 account: x prefill and y decode
+// instances sustain min(x*gPre, y*gDec), assuming perfect balancing and free KV transfer.
+func SplitArithmetic(x, y int, gPre, gDec float64) Split {
+	t := min(float64(x)*gPre, float64(y)*gDec)
+	return Split{Prefill: x, Decode: y, Total: t, PerGPU: t / float64(x+y)}
+}
+
+// BestSplitArithmetic searches x, y in 1..maxEach for the highest per-GPU goodput
+// (ties go to fewer GPUs).
+func BestSplitArithmetic(gPre, gDec float64, maxEach int) Split {
+	best := Split{}
+	for x := 1; x <= maxEach; x++ {
+		for y := 1; y <= maxEach; y++ {
+			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
+				best = s
+			}
+		}
+	}
+	return best
+}
+
+// Demo4Row is one policy line of demo 4.
+type Demo4Row struct {
+	Policy  string  `json:"policy"`
+	Budget  int     `json:"budget"` // 0 for prefill-first
+	TTFTP50 float64 `json:"ttft_p50"`
+	TTFTP90 float64 `json:"ttft_p90"`
+	TPOTP50 float64 `json:"tpot_p50"`
+	TPOTP90 float64 `json:"tpot_p90"`
+}
+
+// Demo4Row runs demo 4's line for one budget at rate (budget 0: prefill-first).
+// As in the lecture's simulator, the chunk budget limits the prefill tokens
+// of a step and the decodes ride along (Chunked.ExcludeDecodes).
+func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
+	var p Policy = PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}
+	if budget > 0 {
+		p = Chunked{Budget: budget, ExcludeDecodes: true}
+	}
+	rs, err := l.run(p, rate)
+	if err != nil {
+		return Demo4Row{}, err
+	}
+	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
+	return Demo4Row{Policy: p.Name(), Budget: budget,
+		TTFTP50: Percentile(ttft, 50), TTFTP90: Percentile(ttft, 90),
+		TPOTP50: Percentile(tpot, 50), TPOTP90: Percentile(tpot, 90)}, nil
+}
