@@ -30,7 +30,7 @@ func DefaultLab() LabWorkload { return LabFromConfig(DefaultLabConfig()) }
 // Validate bounds every field so a run always ends.
 func (w LabWorkload) Validate() error {
 	ints := []struct {
-		name   string
+		name      string
 		v, lo, hi int
 	}{
 		{"short concurrency", w.ShortConcurrency, 1, 4096},

@@ -9,7 +9,7 @@ type Result struct {
 	Prompt      int       `json:"prompt"`
 	Output      int       `json:"output"`
 	Generated   int       `json:"generated"`
-	Done        bool      `json:"done"` // finished on this instance (a prefill instance is done at the first token)
+	Done        bool      `json:"done"`        // finished on this instance (a prefill instance is done at the first token)
 	FirstToken  float64   `json:"first_token"` // absolute time of the first token
 	Finish      float64   `json:"finish"`      // absolute time of the last token (or rejection)
 	MaxITL      float64   `json:"max_itl"`
