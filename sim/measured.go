@@ -1,0 +1,628 @@
+package sim
+
+// The measured JSON: the lab script's (run.py) file format, read and written
+// by both the script and servelab, and the one analysis both compute from a
+// stream of token arrivals.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Arrival is one timed token frame of a short stream after that stream's
+// first: T is when it arrived (seconds, on the same clock as LabRun.Inject;
+// any origin) and Gap the seconds since the same stream's previous frame.
+type Arrival struct {
+	T   float64 `json:"t"`
+	Gap float64 `json:"gap"`
+}
+
+// StreamResult is one streamed request as a client saw it (run.py's
+// per-request dict). TTFT is seconds from sending to the first content
+// frame; Latency to the end of the stream.
+type StreamResult struct {
+	OK      bool    `json:"ok"`
+	TTFT    float64 `json:"ttft"`
+	Latency float64 `json:"latency"`
+	Chunks  int     `json:"chunks"`           // frames that carried output
+	Tokens  int     `json:"tokens,omitempty"` // output tokens (server's usage when sent, else Chunks)
+	Error   string  `json:"error,omitempty"`
+}
+
+// LabRun is the input of the lab analysis: everything run.py's summarise
+// reads. A simulated lab workload builds one from engine results just as the
+// measuring client builds one from the wire.
+type LabRun struct {
+	Label            string         // run name (--label)
+	BaseURL          string         // server measured
+	ShortConcurrency int            // short streams kept in flight
+	LongInputLen     int            // long prompt length asked for
+	Inject           float64        // when the long prompt(s) were sent, on the Arrivals' clock
+	Arrivals         []Arrival      // every short-stream frame after each stream's first, any order
+	Long             []StreamResult // the injected long requests, in completion order
+	Short            []StreamResult // every short request of the timed run
+	Wall             float64        // seconds from the start of load to the end of the last request
+}
+
+// LabSummary is run.py's summary, key for key. When Error is set (no token
+// arrivals were recorded) only Label and Error are meaningful and only those
+// two keys are written, as the script does.
+type LabSummary struct {
+	Label            string  `json:"label"`
+	BaseURL          string  `json:"base_url"`
+	ShortConcurrency int     `json:"short_concurrency"`
+	LongInputLen     int     `json:"long_input_len"`
+	TokensObserved   int     `json:"tokens_observed"`
+	ITLP50           float64 `json:"itl_p50"`
+	ITLP90           float64 `json:"itl_p90"`
+	ITLP99           float64 `json:"itl_p99"`
+	ITLMax           float64 `json:"itl_max"`
+	ITLQuietP50      float64 `json:"itl_quiet_p50"`
+	ITLQuietP99      float64 `json:"itl_quiet_p99"`
+	ITLDuringP50     float64 `json:"itl_during_p50"`
+	ITLDuringP99     float64 `json:"itl_during_p99"`
+	ITLDuringMax     float64 `json:"itl_during_max"`
+	ITLAfterP99      float64 `json:"itl_after_p99"`
+	WorstGap         float64 `json:"worst_gap"`
+	WorstGapOffset   float64 `json:"worst_gap_offset"` // seconds from injection
+	SpikeRatio       float64 `json:"spike_ratio"`      // worst gap over the quiet median
+	LongTTFT         float64 `json:"long_ttft"`
+	LongFailed       int     `json:"long_failed"`
+	LongError        string  `json:"long_error"`
+	ShortCompleted   int     `json:"short_completed"`
+	ShortFailed      int     `json:"short_failed"`
+	Wall             float64 `json:"wall"`
+	OutputTokS       float64 `json:"output_tok_s"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// SummariseLab is run.py's summarise: ITL percentiles over the whole run and
+// over three windows — quiet (before injection), during (from injection until
+// the first successful long request's first token; to the end when none
+// succeeded) and after — plus the worst gap and where it fell. Percentiles are
+// Percentile's nearest rank, as the script's pct.
+func SummariseLab(r LabRun) LabSummary {
+	if len(r.Arrivals) == 0 {
+		return LabSummary{Label: r.Label, Error: "no token arrivals recorded"}
+	}
+	arr := slices.Clone(r.Arrivals)
+	// The script sorts (t, gap) tuples; the same order makes ties pick the same worst gap.
+	slices.SortFunc(arr, func(a, b Arrival) int {
+		if c := cmpFloat(a.T, b.T); c != 0 {
+			return c
+		}
+		return cmpFloat(a.Gap, b.Gap)
+	})
+	var longTTFT float64
+	var longBad []StreamResult
+	haveOK := false
+	for _, l := range r.Long {
+		if l.OK {
+			if !haveOK {
+				longTTFT, haveOK = l.TTFT, true
+			}
+		} else {
+			longBad = append(longBad, l)
+		}
+	}
+	windowEnd := math.Inf(1)
+	if longTTFT != 0 {
+		windowEnd = r.Inject + longTTFT
+	}
+	var all, quiet, during, after []float64
+	worst := arr[0]
+	for _, a := range arr {
+		all = append(all, a.Gap)
+		switch {
+		case a.T < r.Inject:
+			quiet = append(quiet, a.Gap)
+		case a.T <= windowEnd:
+			during = append(during, a.Gap)
+		default:
+			after = append(after, a.Gap)
+		}
+		if a.Gap > worst.Gap {
+			worst = a // strictly greater: the first maximum wins, as Python's max
+		}
+	}
+	s := LabSummary{
+		Label: r.Label, BaseURL: r.BaseURL, ShortConcurrency: r.ShortConcurrency,
+		LongInputLen: r.LongInputLen, TokensObserved: len(arr),
+		WorstGap: worst.Gap, WorstGapOffset: worst.T - r.Inject,
+		LongTTFT: longTTFT, LongFailed: len(longBad), Wall: r.Wall,
+	}
+	s.ITLP50, s.ITLP90, s.ITLP99 = Percentile(all, 50), Percentile(all, 90), Percentile(all, 99)
+	s.ITLMax = all[len(all)-1] // Percentile sorted it
+	s.ITLQuietP50, s.ITLQuietP99 = Percentile(quiet, 50), Percentile(quiet, 99)
+	s.ITLDuringP50, s.ITLDuringP99 = Percentile(during, 50), Percentile(during, 99)
+	if len(during) > 0 {
+		s.ITLDuringMax = during[len(during)-1]
+	}
+	s.ITLAfterP99 = Percentile(after, 99)
+	if s.ITLQuietP50 != 0 {
+		s.SpikeRatio = s.WorstGap / s.ITLQuietP50
+	}
+	if len(longBad) > 0 {
+		s.LongError = longBad[0].Error
+	}
+	for _, x := range r.Short {
+		if x.OK {
+			s.ShortCompleted++
+		} else {
+			s.ShortFailed++
+		}
+	}
+	if r.Wall != 0 {
+		s.OutputTokS = float64(len(arr)) / r.Wall
+	}
+	return s
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// LabConfig is the run's flags as run.py writes them under "config" (its
+// argparse namespace minus --compare), in the script's key order.
+type LabConfig struct {
+	BaseURL          string  `json:"base_url"`
+	Host             string  `json:"host"`
+	Port             int     `json:"port"`
+	API              string  `json:"api"` // "completions" or "chat"
+	Model            string  `json:"model"`
+	Label            string  `json:"label"`
+	ShortConcurrency int     `json:"short_concurrency"`
+	ShortInputLen    int     `json:"short_input_len"`
+	ShortOutputLen   int     `json:"short_output_len"`
+	LongInputLen     int     `json:"long_input_len"`
+	LongOutputLen    int     `json:"long_output_len"`
+	LongCount        int     `json:"long_count"`
+	Duration         float64 `json:"duration"`     // seconds of short-request load
+	InjectAfter      float64 `json:"inject_after"` // seconds into the run
+	Warmup           int     `json:"warmup"`
+	IgnoreEOS        bool    `json:"ignore_eos"`
+	Timeout          float64 `json:"timeout"`
+	JSON             string  `json:"json"`
+	Seed             int     `json:"seed"`
+}
+
+// DefaultLabConfig is run.py's defaults (base URL from host and port).
+func DefaultLabConfig() LabConfig {
+	return LabConfig{BaseURL: "http://localhost:8000", Host: "localhost", Port: 8000, API: "completions",
+		Label: "run", ShortConcurrency: 16, ShortInputLen: 128, ShortOutputLen: 256,
+		LongInputLen: 32000, LongOutputLen: 16, LongCount: 1, Duration: 60, InjectAfter: 20,
+		Warmup: 2, IgnoreEOS: true, Timeout: 900}
+}
+
+// Gap is one entry of the measured JSON's "gaps": an Arrival with its time
+// taken relative to the injection.
+type Gap struct {
+	TRelInject float64 `json:"t_rel_inject"`
+	Gap        float64 `json:"gap"`
+}
+
+// Frame is one raw frame of any stream, short or long, first frames
+// included: servelab's extra detail, which the script does not write.
+type Frame struct {
+	Stream     int     `json:"stream"` // request index in the run (order of sending)
+	Long       bool    `json:"long,omitempty"`
+	TRelInject float64 `json:"t_rel_inject"`
+	Gap        float64 `json:"gap"`    // since the same stream's previous frame; 0 for its first
+	Tokens     int     `json:"tokens"` // tokens the frame carried (from usage when sent, else 1)
+}
+
+// Extra is what servelab adds under the "servelab" key; the script ignores it.
+type Extra struct {
+	Frames      []Frame        `json:"frames,omitempty"`
+	Requests    []StreamResult `json:"requests,omitempty"` // every timed request, in sending order
+	Warnings    []string       `json:"warnings,omitempty"`
+	Interrupted bool           `json:"interrupted,omitempty"` // stopped early (Ctrl-C or a dead server): a partial run
+}
+
+// Measured is one measured-JSON file: {"config", "summary", "gaps"} as
+// run.py writes them, plus servelab's optional "servelab" key.
+type Measured struct {
+	Config  LabConfig  `json:"config"`
+	Summary LabSummary `json:"summary"`
+	Gaps    []Gap      `json:"gaps"`
+	Extra   *Extra     `json:"servelab,omitempty"`
+}
+
+// Arrivals returns the gaps as arrivals on a clock whose zero is the
+// injection (so a LabRun built from them has Inject 0).
+func (m *Measured) Arrivals() []Arrival {
+	out := make([]Arrival, len(m.Gaps))
+	for i, g := range m.Gaps {
+		out[i] = Arrival{T: g.TRelInject, Gap: g.Gap}
+	}
+	return out
+}
+
+// GapsFrom converts arrivals to the file's gaps relative to inject, sorted by time.
+func GapsFrom(arrivals []Arrival, inject float64) []Gap {
+	arr := slices.Clone(arrivals)
+	slices.SortFunc(arr, func(a, b Arrival) int {
+		if c := cmpFloat(a.T, b.T); c != 0 {
+			return c
+		}
+		return cmpFloat(a.Gap, b.Gap)
+	})
+	out := make([]Gap, len(arr))
+	for i, a := range arr {
+		out[i] = Gap{TRelInject: a.T - inject, Gap: a.Gap}
+	}
+	return out
+}
+
+// summaryKeys lists the summary's keys in the script's order, with kinds:
+// s string, i integer, f number.
+var summaryKeys = []struct{ name, kind string }{
+	{"label", "s"}, {"base_url", "s"}, {"short_concurrency", "i"}, {"long_input_len", "i"},
+	{"tokens_observed", "i"}, {"itl_p50", "f"}, {"itl_p90", "f"}, {"itl_p99", "f"}, {"itl_max", "f"},
+	{"itl_quiet_p50", "f"}, {"itl_quiet_p99", "f"}, {"itl_during_p50", "f"}, {"itl_during_p99", "f"},
+	{"itl_during_max", "f"}, {"itl_after_p99", "f"}, {"worst_gap", "f"}, {"worst_gap_offset", "f"},
+	{"spike_ratio", "f"}, {"long_ttft", "f"}, {"long_failed", "i"}, {"long_error", "s"},
+	{"short_completed", "i"}, {"short_failed", "i"}, {"wall", "f"}, {"output_tok_s", "f"},
+}
+
+// MarshalJSON writes the script's keys in its order; an error summary is
+// {"label", "error"} only.
+func (s LabSummary) MarshalJSON() ([]byte, error) {
+	if s.Error != "" {
+		return json.Marshal(struct {
+			Label string `json:"label"`
+			Error string `json:"error"`
+		}{s.Label, s.Error})
+	}
+	type plain LabSummary // no methods: the default encoding, in field order
+	return json.Marshal(plain(s))
+}
+
+// UnmarshalJSON reads a summary, requiring every key the script writes (or
+// label and error) with the right type, and names the first bad key.
+func (s *LabSummary) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		return fmt.Errorf("summary: want a JSON object")
+	}
+	var out LabSummary
+	if e, ok := raw["error"]; ok && string(e) != "null" {
+		if err := json.Unmarshal(e, &out.Error); err != nil {
+			return fmt.Errorf("summary.error: want a string, got %s", clip(e))
+		}
+		if l, ok := raw["label"]; ok {
+			if err := json.Unmarshal(l, &out.Label); err != nil {
+				return fmt.Errorf("summary.label: want a string, got %s", clip(l))
+			}
+		}
+		*s = out
+		return nil
+	}
+	// Decode into a generic map of fields by name, then check each key.
+	fields := map[string]any{}
+	for _, k := range summaryKeys {
+		v, ok := raw[k.name]
+		if !ok {
+			return fmt.Errorf("summary.%s: missing", k.name)
+		}
+		switch k.kind {
+		case "s":
+			var x string
+			if err := json.Unmarshal(v, &x); err != nil {
+				return fmt.Errorf("summary.%s: want a string, got %s", k.name, clip(v))
+			}
+			fields[k.name] = x
+		case "i", "f":
+			var x float64
+			if err := json.Unmarshal(v, &x); err != nil {
+				return fmt.Errorf("summary.%s: want a number, got %s", k.name, clip(v))
+			}
+			if k.kind == "i" && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
+				return fmt.Errorf("summary.%s: want an integer, got %s", k.name, clip(v))
+			}
+			fields[k.name] = x
+		}
+	}
+	str := func(k string) string { return fields[k].(string) }
+	num := func(k string) float64 { return fields[k].(float64) }
+	integer := func(k string) int { return int(num(k)) }
+	*s = LabSummary{
+		Label: str("label"), BaseURL: str("base_url"), ShortConcurrency: integer("short_concurrency"),
+		LongInputLen: integer("long_input_len"), TokensObserved: integer("tokens_observed"),
+		ITLP50: num("itl_p50"), ITLP90: num("itl_p90"), ITLP99: num("itl_p99"), ITLMax: num("itl_max"),
+		ITLQuietP50: num("itl_quiet_p50"), ITLQuietP99: num("itl_quiet_p99"),
+		ITLDuringP50: num("itl_during_p50"), ITLDuringP99: num("itl_during_p99"), ITLDuringMax: num("itl_during_max"),
+		ITLAfterP99: num("itl_after_p99"), WorstGap: num("worst_gap"), WorstGapOffset: num("worst_gap_offset"),
+		SpikeRatio: num("spike_ratio"), LongTTFT: num("long_ttft"), LongFailed: integer("long_failed"),
+		LongError: str("long_error"), ShortCompleted: integer("short_completed"), ShortFailed: integer("short_failed"),
+		Wall: num("wall"), OutputTokS: num("output_tok_s"),
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// MaxMeasuredBytes bounds what ReadMeasured and ReadVLLMBench accept.
+const MaxMeasuredBytes = 256 << 20
+
+// ReadMeasured reads a measured-JSON file written by run.py or servelab.
+// "summary" is required; "config" and "gaps" are checked when present.
+// Errors name the bad field. Python's NaN and Infinity literals are
+// rejected with an error saying so.
+func ReadMeasured(r io.Reader) (*Measured, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxMeasuredBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxMeasuredBytes {
+		return nil, fmt.Errorf("measured JSON larger than %d bytes", MaxMeasuredBytes)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
+			return nil, fmt.Errorf("not valid JSON (it holds NaN or Infinity, which JSON does not allow): %w", err)
+		}
+		return nil, fmt.Errorf("not a measured-JSON file: %w", err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("not a measured-JSON file: want a JSON object")
+	}
+	m := &Measured{}
+	sum, ok := raw["summary"]
+	if !ok {
+		return nil, fmt.Errorf("summary: missing (is this a run.py or servelab measure file?)")
+	}
+	if err := json.Unmarshal(sum, &m.Summary); err != nil {
+		return nil, unwrapJSON(err, "summary")
+	}
+	if c, ok := raw["config"]; ok {
+		if err := json.Unmarshal(c, &m.Config); err != nil {
+			return nil, unwrapJSON(err, "config")
+		}
+	}
+	if g, ok := raw["gaps"]; ok {
+		if err := json.Unmarshal(g, &m.Gaps); err != nil {
+			return nil, unwrapJSON(err, "gaps")
+		}
+	}
+	if x, ok := raw["servelab"]; ok && string(x) != "null" {
+		m.Extra = &Extra{}
+		if err := json.Unmarshal(x, m.Extra); err != nil {
+			return nil, unwrapJSON(err, "servelab")
+		}
+	}
+	if m.Gaps == nil {
+		m.Gaps = []Gap{} // absent and empty read alike
+	}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// unwrapJSON turns encoding/json's errors into ones that name the field.
+func unwrapJSON(err error, where string) error {
+	var te *json.UnmarshalTypeError
+	if ok := asType(err, &te); ok {
+		f := te.Field
+		if f == "" {
+			return fmt.Errorf("%s: want %s, got %s", where, te.Type, te.Value)
+		}
+		return fmt.Errorf("%s.%s: want %s, got %s", where, f, te.Type, te.Value)
+	}
+	if strings.HasPrefix(err.Error(), where) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+func asType(err error, te **json.UnmarshalTypeError) bool {
+	for err != nil {
+		if t, ok := err.(*json.UnmarshalTypeError); ok {
+			*te = t
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// check rejects values no run can produce, naming the field.
+func (m *Measured) check() error {
+	s := &m.Summary
+	if s.Error != "" {
+		return nil
+	}
+	nonNeg := []struct {
+		name string
+		v    float64
+	}{
+		{"short_concurrency", float64(s.ShortConcurrency)}, {"long_input_len", float64(s.LongInputLen)},
+		{"tokens_observed", float64(s.TokensObserved)}, {"itl_p50", s.ITLP50}, {"itl_p90", s.ITLP90},
+		{"itl_p99", s.ITLP99}, {"itl_max", s.ITLMax}, {"itl_quiet_p50", s.ITLQuietP50},
+		{"itl_quiet_p99", s.ITLQuietP99}, {"itl_during_p50", s.ITLDuringP50}, {"itl_during_p99", s.ITLDuringP99},
+		{"itl_during_max", s.ITLDuringMax}, {"itl_after_p99", s.ITLAfterP99}, {"worst_gap", s.WorstGap},
+		{"spike_ratio", s.SpikeRatio}, {"long_ttft", s.LongTTFT}, {"long_failed", float64(s.LongFailed)},
+		{"short_completed", float64(s.ShortCompleted)}, {"short_failed", float64(s.ShortFailed)},
+		{"wall", s.Wall}, {"output_tok_s", s.OutputTokS},
+	}
+	for _, f := range nonNeg {
+		if f.v < 0 {
+			return fmt.Errorf("summary.%s: must not be negative, got %g", f.name, f.v)
+		}
+	}
+	for i, g := range m.Gaps {
+		if g.Gap < 0 {
+			return fmt.Errorf("gaps[%d].gap: must not be negative, got %g", i, g.Gap)
+		}
+	}
+	return nil
+}
+
+// WriteMeasured writes m as run.py does (two-space indent, the script's
+// keys and order), with servelab's extra key last when present. It refuses
+// non-finite numbers, which JSON cannot carry, naming the field.
+func WriteMeasured(w io.Writer, m *Measured) error {
+	if err := m.finite(); err != nil {
+		return err
+	}
+	gaps := m.Gaps
+	if gaps == nil {
+		gaps = []Gap{} // the script writes [] rather than null
+	}
+	out := *m
+	out.Gaps = gaps
+	b, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func (m *Measured) finite() error {
+	s := &m.Summary
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"summary.itl_p50", s.ITLP50}, {"summary.itl_p90", s.ITLP90}, {"summary.itl_p99", s.ITLP99},
+		{"summary.itl_max", s.ITLMax}, {"summary.itl_quiet_p50", s.ITLQuietP50}, {"summary.itl_quiet_p99", s.ITLQuietP99},
+		{"summary.itl_during_p50", s.ITLDuringP50}, {"summary.itl_during_p99", s.ITLDuringP99},
+		{"summary.itl_during_max", s.ITLDuringMax}, {"summary.itl_after_p99", s.ITLAfterP99},
+		{"summary.worst_gap", s.WorstGap}, {"summary.worst_gap_offset", s.WorstGapOffset},
+		{"summary.spike_ratio", s.SpikeRatio}, {"summary.long_ttft", s.LongTTFT}, {"summary.wall", s.Wall},
+		{"summary.output_tok_s", s.OutputTokS}, {"config.duration", m.Config.Duration},
+		{"config.inject_after", m.Config.InjectAfter}, {"config.timeout", m.Config.Timeout},
+	} {
+		if !finite(f.v) {
+			return fmt.Errorf("%s: %g cannot be written as JSON", f.name, f.v)
+		}
+	}
+	for i, g := range m.Gaps {
+		if !finite(g.TRelInject) || !finite(g.Gap) {
+			return fmt.Errorf("gaps[%d]: non-finite value cannot be written as JSON", i)
+		}
+	}
+	if m.Extra != nil {
+		for i, f := range m.Extra.Frames {
+			if !finite(f.TRelInject) || !finite(f.Gap) {
+				return fmt.Errorf("servelab.frames[%d]: non-finite value cannot be written as JSON", i)
+			}
+		}
+		for i, r := range m.Extra.Requests {
+			if !finite(r.TTFT) || !finite(r.Latency) {
+				return fmt.Errorf("servelab.requests[%d]: non-finite value cannot be written as JSON", i)
+			}
+		}
+	}
+	return nil
+}
+
+// VLLMBench is the per-request part of a `vllm bench serve --save-result`
+// file (vLLM writes the arrays only with --save-detailed in newer releases).
+// Times are in seconds, as vLLM stores them.
+type VLLMBench struct {
+	Backend    string      `json:"backend"`
+	ModelID    string      `json:"model_id"`
+	Duration   float64     `json:"duration"`
+	Completed  int         `json:"completed"`
+	InputLens  []int       `json:"input_lens"`
+	OutputLens []int       `json:"output_lens"`
+	TTFTs      []float64   `json:"ttfts"`
+	ITLs       [][]float64 `json:"itls"` // per request, every gap between its tokens
+	Errors     []string    `json:"errors"`
+}
+
+// ReadVLLMBench reads a vLLM benchmark result and checks that its per-request
+// arrays are present and agree in length, naming the bad field.
+func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxMeasuredBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxMeasuredBytes {
+		return nil, fmt.Errorf("vLLM result larger than %d bytes", MaxMeasuredBytes)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = fmt.Errorf("want a JSON object")
+		}
+		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
+	}
+	if _, ok := raw["itls"]; !ok {
+		return nil, fmt.Errorf("itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
+	}
+	b := &VLLMBench{}
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"backend", &b.Backend}, {"model_id", &b.ModelID}, {"duration", &b.Duration},
+		{"completed", &b.Completed}, {"input_lens", &b.InputLens}, {"output_lens", &b.OutputLens},
+		{"ttfts", &b.TTFTs}, {"itls", &b.ITLs}, {"errors", &b.Errors},
+	} {
+		v, ok := raw[f.key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return nil, unwrapJSON(err, f.key)
+		}
+	}
+	n := len(b.ITLs)
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"ttfts", len(b.TTFTs)}, {"input_lens", len(b.InputLens)}, {"output_lens", len(b.OutputLens)}, {"errors", len(b.Errors)}} {
+		if f.n != 0 && f.n != n {
+			return nil, fmt.Errorf("%s: %d entries but itls has %d", f.key, f.n, n)
+		}
+	}
+	for i, xs := range b.ITLs {
+		for j, x := range xs {
+			if !(x >= 0) {
+				return nil, fmt.Errorf("itls[%d][%d]: must be a non-negative number of seconds, got %g", i, j, x)
+			}
+		}
+	}
+	for i, x := range b.TTFTs {
+		if !(x >= 0) {
+			return nil, fmt.Errorf("ttfts[%d]: must be a non-negative number of seconds, got %g", i, x)
+		}
+	}
+	return b, nil
+}
+
+// AllITLs returns every inter-token gap of the successful requests.
+func (b *VLLMBench) AllITLs() []float64 {
+	var out []float64
+	for i, xs := range b.ITLs {
+		if i < len(b.Errors) && b.Errors[i] != "" {
+			continue
+		}
+		out = append(out, xs...)
+	}
+	return out
+}
