@@ -1,0 +1,491 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Disaggregated serving (DistServe): x prefill instances and y decode
+// instances. A request is prefilled on one prefill instance, which emits its
+// first token; its KV cache then crosses a link (prompt tokens x KV bytes per
+// token / link bandwidth) to one decode instance, which produces the rest.
+//
+// Prefill instances never wait on decode instances, so RunDisaggregated runs
+// the prefill side to the end first and then the decode side, each with the
+// ordinary engine (PrefillOnlyPolicy and DecodeOnlyPolicy), driven online so
+// that the router sees each instance's load at the moment a request comes.
+
+// MaxInstances bounds the instances of one phase in a cluster.
+const MaxInstances = 1024
+
+// Router names how requests are spread over the instances of one phase.
+type Router string
+
+// The routers.
+const (
+	// LeastLoaded sends a request to the instance with the fewest tokens of
+	// this phase still to do (prompt tokens on prefill instances, output
+	// tokens on decode instances); ties go to the fewest requests, then the
+	// lowest index.
+	LeastLoaded Router = "least-loaded"
+	// RoundRobin sends the i-th request of a phase to instance i mod n.
+	RoundRobin Router = "round-robin"
+)
+
+// RouterNames lists the routers ParseRouter accepts.
+func RouterNames() []string { return []string{string(LeastLoaded), string(RoundRobin)} }
+
+// ParseRouter reads a router name ("" means least-loaded).
+func ParseRouter(name string) (Router, error) {
+	switch Router(strings.ToLower(strings.TrimSpace(name))) {
+	case LeastLoaded, "":
+		return LeastLoaded, nil
+	case RoundRobin, "rr":
+		return RoundRobin, nil
+	}
+	return "", fmt.Errorf("unknown router %q; valid: %s", name, strings.Join(RouterNames(), ", "))
+}
+
+// Load is what a router sees of one instance when a request arrives.
+type Load struct {
+	Requests int // requests sent there that have not finished this phase
+	Tokens   int // tokens of this phase they still need
+}
+
+// Pick chooses an instance for the seq-th request (counting from 0) of a phase.
+func (r Router) Pick(seq int, loads []Load) int {
+	if r == RoundRobin {
+		return seq % len(loads)
+	}
+	best := 0
+	for i, l := range loads[1:] {
+		b := loads[best]
+		if l.Tokens < b.Tokens || (l.Tokens == b.Tokens && l.Requests < b.Requests) {
+			best = i + 1
+		}
+	}
+	return best
+}
+
+// Cluster is a disaggregated deployment: Prefill prefill-only instances and
+// Decode decode-only instances of the same model and GPU.
+type Cluster struct {
+	Step    StepModel
+	Prefill int     // prefill instances, 1..MaxInstances
+	Decode  int     // decode instances, 1..MaxInstances
+	LinkBW  float64 // KV transfer bandwidth, bytes/s; 0: Step.GPU.LinkBW; +Inf: free transfer
+	Router  Router  // "" means LeastLoaded
+	Limits  Limits  // each instance's limits
+	// PrefillMaxTokens caps one prefill step's tokens; 0: DefaultMaxPrefillTokens.
+	PrefillMaxTokens int
+	RecordTokens     bool // keep every token's time per request
+	Trace            bool // keep every instance's iterations
+}
+
+// String reads like the deployment's description.
+func (c Cluster) String() string {
+	bw := c.LinkBW
+	if bw == 0 {
+		bw = c.Step.GPU.LinkBW
+	}
+	r := c.Router
+	if r == "" {
+		r = LeastLoaded
+	}
+	return fmt.Sprintf("%dP+%dD, KV link %.0f GB/s, %s router", c.Prefill, c.Decode, bw/1e9, r)
+}
+
+// Placement is where one request went and when its KV cache moved.
+type Placement struct {
+	Prefill  int     `json:"prefill"`   // prefill instance, -1 if never placed
+	Decode   int     `json:"decode"`    // decode instance, -1 if it needed none or never got there
+	Transfer float64 `json:"transfer"`  // KV transfer seconds
+	KVArrive float64 `json:"kv_arrive"` // when the KV cache reached the decode instance
+}
+
+// InstanceRun is one instance's share of a cluster run.
+type InstanceRun struct {
+	Role       string      `json:"role"` // "prefill" or "decode"
+	Index      int         `json:"index"`
+	Requests   int         `json:"requests"` // requests sent to it
+	Steps      int         `json:"steps"`
+	End        float64     `json:"end"`
+	Busy       float64     `json:"busy"`                 // seconds spent in iterations
+	Iterations []Iteration `json:"iterations,omitempty"` // with Cluster.Trace; item IDs are submission indices
+}
+
+// ClusterOutcome is a disaggregated run: per-request results in submission
+// order (as Run gives them, so Summarize, Attainment and Goodput apply
+// unchanged), where each request went, and every instance's run.
+type ClusterOutcome struct {
+	Outcome
+	Placements []Placement   `json:"placements"`
+	Instances  []InstanceRun `json:"instances"`
+}
+
+// event is work an instance finished at end: what a router stops counting then.
+type event struct {
+	end              float64
+	tokens, requests int
+}
+
+// instance drives one engine online for the router.
+type instance struct {
+	e      *Engine
+	run    InstanceRun
+	load   Load
+	events []event // finished work not yet past the router's clock, in time order
+	subs   []int   // submission indices of the requests sent here, in order
+	trace  bool
+	onIter func(*Iteration)
+}
+
+// advance runs every iteration that starts before t. An iteration cannot
+// take in a request arriving later than its start, so the engine then looks
+// exactly as it did at t (the iteration in flight at t counts as not done).
+func (in *instance) advance(t float64) {
+	for in.e.Busy() && in.e.Now() < t {
+		if !in.step() {
+			return
+		}
+	}
+}
+
+// step runs one iteration and reports false when the engine cannot go on.
+func (in *instance) step() bool {
+	it, ok := in.e.Step()
+	if !ok {
+		return false
+	}
+	in.run.Steps++
+	in.run.Busy += it.Duration
+	ev := event{end: it.End()}
+	for _, x := range it.Items {
+		ev.tokens += x.Tokens
+		if x.Done {
+			ev.requests++
+		}
+	}
+	in.events = append(in.events, ev)
+	if in.onIter != nil {
+		in.onIter(it)
+	}
+	if in.trace {
+		c := *it
+		c.Items = slices.Clone(it.Items)
+		in.run.Iterations = append(in.run.Iterations, c)
+	}
+	return true
+}
+
+// loadAt is the instance's outstanding work at t (after advance(t)).
+func (in *instance) loadAt(t float64) Load {
+	k := 0
+	for ; k < len(in.events) && in.events[k].end <= t; k++ {
+		in.load.Tokens -= in.events[k].tokens
+		in.load.Requests -= in.events[k].requests
+	}
+	in.events = in.events[k:]
+	if !in.e.Busy() && len(in.events) == 0 {
+		in.load = Load{} // forget work that was rejected rather than done
+	}
+	return in.load
+}
+
+// dispatch routes requests in time order to instances: at each arrival time
+// every instance is brought up to that time, then the requests arriving then
+// are routed and submitted. submit returns the tokens of work it added (or
+// false on rejection). Finally every instance runs to the end.
+func dispatch(ins []*instance, router Router, order []int, at func(int) float64, submit func(in *instance, i int) (int, bool)) {
+	loads := make([]Load, len(ins))
+	for g := 0; g < len(order); {
+		t := at(order[g])
+		for _, in := range ins {
+			in.advance(t)
+		}
+		for i, in := range ins {
+			loads[i] = in.loadAt(t)
+		}
+		for ; g < len(order) && at(order[g]) == t; g++ {
+			k := router.Pick(g, loads)
+			in := ins[k]
+			in.run.Requests++
+			in.subs = append(in.subs, order[g])
+			if tokens, ok := submit(in, order[g]); ok {
+				in.load.Tokens += tokens
+				in.load.Requests++
+				loads[k] = in.load
+			}
+		}
+	}
+	for _, in := range ins {
+		for in.step() {
+		}
+	}
+}
+
+// RunDisaggregated simulates reqs on the cluster. Each request's TTFT comes
+// from its prefill instance; it reaches a decode instance at its first-token
+// time plus the KV transfer, and its later tokens come from there.
+func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
+	step, link, router, err := c.check(len(reqs))
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range reqs {
+		if !finite(r.Arrival) || r.Arrival < 0 {
+			return nil, fmt.Errorf("request %d (id %d): arrival must be a finite time >= 0 s, got %g", i, r.ID, r.Arrival)
+		}
+	}
+	maxTok := c.PrefillMaxTokens
+	if maxTok == 0 {
+		maxTok = DefaultMaxPrefillTokens
+	}
+	n := len(reqs)
+	out := &ClusterOutcome{Placements: make([]Placement, n)}
+	res := make([]Result, n)
+	for i, r := range reqs {
+		res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
+		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
+	}
+
+	newPhase := func(role string, count int, p Policy) ([]*instance, error) {
+		ins := make([]*instance, count)
+		for k := range ins {
+			e, err := NewEngine(Config{Step: step, Policy: p, Limits: c.Limits})
+			if err != nil {
+				return nil, err
+			}
+			ins[k] = &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace}
+		}
+		return ins, nil
+	}
+	// Inside the engines a request's ID is its submission index, so items map
+	// back to results even when callers reuse IDs.
+	byTime := func(idx []int, at func(int) float64) {
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(at(a), at(b)) })
+	}
+
+	// Prefill side.
+	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok})
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	arrival := func(i int) float64 { return reqs[i].Arrival }
+	byTime(order, arrival)
+	dispatch(pre, router, order, arrival, func(in *instance, i int) (int, bool) {
+		out.Placements[i].Prefill = in.run.Index
+		r := reqs[i]
+		r.ID = i
+		return r.Prompt, in.e.Submit(r) == nil
+	})
+	kvBytes := step.KVBytesPerToken()
+	order = order[:0]
+	for _, in := range pre {
+		for j, pr := range in.e.Results() {
+			i := in.subs[j]
+			r := &res[i]
+			r.Generated, r.FirstToken, r.Finish, r.MaxITL = pr.Generated, pr.FirstToken, pr.Finish, 0
+			r.Done, r.Preemptions = pr.Done, pr.Preemptions
+			if pr.Rejected != "" {
+				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, pr.Rejected)
+				r.Finish = r.Arrival
+				continue
+			}
+			if pr.Generated == 0 {
+				continue // cut short by MaxIterations
+			}
+			if c.RecordTokens {
+				r.TokenTimes = []float64{pr.FirstToken}
+			}
+			if r.Output > 1 {
+				r.Done = false
+				pl := &out.Placements[i]
+				pl.Transfer = float64(r.Prompt) * kvBytes / link
+				pl.KVArrive = r.FirstToken + pl.Transfer
+				order = append(order, i)
+			}
+		}
+	}
+
+	// Decode side: arrivals are KV arrivals.
+	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{})
+	if err != nil {
+		return nil, err
+	}
+	// Token times come from the iterations, not the engine's results: a
+	// request handed over while an iteration is in flight is recorded by the
+	// engine as arriving at that iteration's end, and its first gap must be
+	// measured from the first token on the prefill instance anyway.
+	onIter := func(it *Iteration) {
+		t := it.End()
+		for _, x := range it.Items {
+			if !x.Emit {
+				continue
+			}
+			r := &res[x.ID]
+			r.MaxITL = math.Max(r.MaxITL, t-r.Finish)
+			r.Finish = t
+			r.Generated++
+			if c.RecordTokens {
+				r.TokenTimes = append(r.TokenTimes, t)
+			}
+		}
+	}
+	for _, in := range dec {
+		in.onIter = onIter
+	}
+	kvArrive := func(i int) float64 { return out.Placements[i].KVArrive }
+	byTime(order, kvArrive)
+	dispatch(dec, router, order, kvArrive, func(in *instance, i int) (int, bool) {
+		out.Placements[i].Decode = in.run.Index
+		r := reqs[i]
+		r.ID, r.Arrival = i, kvArrive(i)
+		return r.Output - 1, in.e.Submit(r) == nil
+	})
+	for _, in := range dec {
+		for j, dr := range in.e.Results() {
+			r := &res[in.subs[j]]
+			r.Done = dr.Done
+			r.Preemptions += dr.Preemptions
+			if dr.Rejected != "" {
+				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, dr.Rejected)
+			}
+		}
+	}
+
+	out.Results = res
+	for _, in := range slices.Concat(pre, dec) {
+		in.run.End = in.e.Now()
+		out.Steps += in.run.Steps
+		out.End = math.Max(out.End, in.run.End)
+		out.Truncated = out.Truncated || in.e.Busy()
+		out.Instances = append(out.Instances, in.run)
+	}
+	return out, nil
+}
+
+// check validates the cluster and returns the prepared step model, the link
+// bandwidth and the router to use.
+func (c Cluster) check(requests int) (StepModel, float64, Router, error) {
+	step := c.Step
+	if step.f == 0 {
+		var err error
+		if step, err = step.Prepare(); err != nil {
+			return step, 0, "", err
+		}
+	}
+	if c.Prefill < 1 || c.Prefill > MaxInstances || c.Decode < 1 || c.Decode > MaxInstances {
+		return step, 0, "", fmt.Errorf("a cluster needs 1..%d prefill and 1..%d decode instances, got %d and %d",
+			MaxInstances, MaxInstances, c.Prefill, c.Decode)
+	}
+	link := c.LinkBW
+	if link == 0 {
+		link = step.GPU.LinkBW
+	}
+	if !(link > 0) {
+		return step, 0, "", fmt.Errorf("KV link bandwidth must be > 0 bytes/s, got %g", link)
+	}
+	router, err := ParseRouter(string(c.Router))
+	if err != nil {
+		return step, 0, "", err
+	}
+	if c.PrefillMaxTokens < 0 || c.PrefillMaxTokens > MaxTokens {
+		return step, 0, "", fmt.Errorf("prefill step token cap must be in 0..%d, got %d", MaxTokens, c.PrefillMaxTokens)
+	}
+	if requests > MaxRequests {
+		return step, 0, "", fmt.Errorf("at most %d requests, got %d", MaxRequests, requests)
+	}
+	return step, link, router, nil
+}
+
+// Workload builds the requests of one experiment at an arrival rate (req/s).
+type Workload func(rate float64) ([]Request, error)
+
+// ClusterGoodput is the cluster's goodput: the highest total arrival rate
+// whose SLO attainment over RunDisaggregated reaches target (see Goodput),
+// searched up to hi req/s, and that rate divided by the cluster's GPUs.
+func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
+	total, saturated, err = Goodput(func(rate float64) (float64, error) {
+		reqs, err := wl(rate)
+		if err != nil {
+			return 0, err
+		}
+		o, err := RunDisaggregated(c, reqs)
+		if err != nil {
+			return 0, err
+		}
+		return Attainment(o.Results, slo), nil
+	}, target, hi)
+	return total, total / float64(c.Prefill+c.Decode), saturated, err
+}
+
+// PhaseGoodputs are the goodputs of one prefill-only instance judged on the
+// TTFT objective alone and of one decode-only instance judged on the TPOT
+// objective alone (its requests arrive with their KV built), with c's step
+// model and limits: the inputs of the lecture's demo-3 arithmetic.
+func PhaseGoodputs(c Cluster, wl Workload, slo SLO, target, hiPrefill, hiDecode float64) (gPre, gDec float64, err error) {
+	maxTok := c.PrefillMaxTokens
+	if maxTok == 0 {
+		maxTok = DefaultMaxPrefillTokens
+	}
+	one := func(p Policy, o SLO, hi float64) (float64, error) {
+		g, _, err := Goodput(func(rate float64) (float64, error) {
+			reqs, err := wl(rate)
+			if err != nil {
+				return 0, err
+			}
+			out, err := Run(Config{Step: c.Step, Policy: p, Limits: c.Limits}, reqs)
+			if err != nil {
+				return 0, err
+			}
+			return Attainment(out.Results, o), nil
+		}, target, hi)
+		return g, err
+	}
+	if gPre, err = one(PrefillOnlyPolicy{MaxTokens: maxTok}, SLO{TTFT: slo.TTFT}, hiPrefill); err != nil {
+		return 0, 0, err
+	}
+	gDec, err = one(DecodeOnlyPolicy{}, SLO{TPOT: slo.TPOT}, hiDecode)
+	return gPre, gDec, err
+}
+
+// SplitCheck is the lecture's arithmetic for one x:y split beside a full
+// simulation of it, which pays for imperfect balancing and the KV transfer.
+type SplitCheck struct {
+	Split                   // the arithmetic: min(x*gPre, y*gDec) and per GPU
+	PrefillGoodput  float64 `json:"prefill_goodput"` // one prefill-only instance, req/s
+	DecodeGoodput   float64 `json:"decode_goodput"`  // one decode-only instance, req/s
+	SimulatedTotal  float64 `json:"simulated_total"` // ClusterGoodput of the split, req/s
+	SimulatedPerGPU float64 `json:"simulated_per_gpu"`
+	Saturated       bool    `json:"saturated"` // the simulated search hit its ceiling
+}
+
+// BestSplit is demo 3 of the lecture: the per-phase goodputs of single
+// instances, the x:y split (x, y in 1..maxEach) with the best arithmetic
+// goodput per GPU, and the full simulation of that split on c (whose
+// Prefill and Decode are replaced), searched up to twice the arithmetic total.
+func BestSplit(c Cluster, wl Workload, slo SLO, target float64, maxEach int, hiPrefill, hiDecode float64) (SplitCheck, error) {
+	if maxEach < 1 || maxEach > MaxInstances {
+		return SplitCheck{}, fmt.Errorf("instances per phase must be in 1..%d, got %d", MaxInstances, maxEach)
+	}
+	gPre, gDec, err := PhaseGoodputs(c, wl, slo, target, hiPrefill, hiDecode)
+	if err != nil {
+		return SplitCheck{}, err
+	}
+	best := BestSplitArithmetic(gPre, gDec, maxEach)
+	chk := SplitCheck{Split: best, PrefillGoodput: gPre, DecodeGoodput: gDec}
+	if best.Total == 0 {
+		return chk, fmt.Errorf("a single instance attains the SLO at no rate (prefill %g, decode %g req/s)", gPre, gDec)
+	}
+	c.Prefill, c.Decode = best.Prefill, best.Decode
+	chk.SimulatedTotal, chk.SimulatedPerGPU, chk.Saturated, err = ClusterGoodput(c, wl, slo, target, math.Min(2*best.Total, MaxRate))
+	return chk, err
+}
