@@ -97,6 +97,8 @@ type Engine struct {
 	plan    Plan
 	it      Iteration
 	maxCtx  int
+	noItems bool  // a whole run without a trace reads no items: skip building them
+	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests
 }
 
 // NewEngine checks the configuration and returns an idle engine at time 0.
@@ -154,7 +156,11 @@ func (e *Engine) Submit(r Request) error {
 	if r.Arrival < e.now || !finite(r.Arrival) {
 		r.Arrival = e.now
 	}
-	s := &Seq{Req: r, need: r.Prompt}
+	if len(e.slab) == cap(e.slab) {
+		e.slab = make([]Seq, 0, 256)
+	}
+	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
+	s := &e.slab[len(e.slab)-1]
 	e.all = append(e.all, s)
 	if reason := e.check(r); reason != "" {
 		s.rejected = reason
@@ -297,10 +303,11 @@ func (e *Engine) Step() (*Iteration, bool) {
 			continue
 		}
 		e.makeDecodeRoom()
-		e.plan.Decodes, e.plan.Chunks = e.plan.Decodes[:0], e.plan.Chunks[:0]
+		e.plan.Decodes, e.plan.Chunks = 0, e.plan.Chunks[:0]
 		e.queue.Waiting, e.queue.Running = e.waiting, e.running
 		e.cfg.Policy.Plan(&e.queue, &e.plan)
-		if len(e.plan.Decodes)+len(e.plan.Chunks) > 0 {
+		e.plan.Decodes = max(0, min(e.plan.Decodes, len(e.running)))
+		if e.plan.Decodes+len(e.plan.Chunks) > 0 {
 			break
 		}
 		// Nothing could be scheduled. If nothing runs, nothing will ever free
@@ -325,8 +332,9 @@ func (e *Engine) Step() (*Iteration, bool) {
 func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items = it.Items[:0]
+	decodes := e.running[:e.plan.Decodes]
 	var w Work
-	for _, s := range e.plan.Decodes {
+	for _, s := range decodes {
 		w.AddDecode(s.kv)
 	}
 	prefillTokens := 0
@@ -336,11 +344,11 @@ func (e *Engine) execute() *Iteration {
 	}
 	cost := e.cfg.Step.Price(w)
 	it.Index, it.Start, it.Duration, it.Cost = e.iters, e.now, cost.Seconds, cost
-	it.Decodes, it.Prefill = len(e.plan.Decodes), prefillTokens
+	it.Decodes, it.Prefill = len(decodes), prefillTokens
 	switch {
 	case prefillTokens == 0:
 		it.Kind = "decode"
-	case len(e.plan.Decodes) == 0:
+	case len(decodes) == 0:
 		it.Kind = "prefill"
 	default:
 		it.Kind = "mixed"
@@ -350,11 +358,13 @@ func (e *Engine) execute() *Iteration {
 	end := e.now
 
 	finished := false
-	for _, s := range e.plan.Decodes {
+	for _, s := range decodes {
 		s.kv++
 		done := e.emit(s, end)
 		finished = finished || done
-		it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+		if !e.noItems {
+			it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+		}
 	}
 	promoted := false
 	for _, c := range e.plan.Chunks {

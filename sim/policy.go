@@ -42,7 +42,7 @@ func (q *Queue) Admit(s *Seq, tokens int) bool { return q.admit(s, tokens) }
 
 // Plan is one iteration's content.
 type Plan struct {
-	Decodes []*Seq  // running sequences that each decode one token
+	Decodes int     // the first Decodes running sequences each decode one token
 	Chunks  []Chunk // prefill chunks, at most one per sequence
 }
 
@@ -64,7 +64,7 @@ func (PrefillFirst) Name() string { return "prefill-first" }
 func (p PrefillFirst) Plan(q *Queue, out *Plan) {
 	wholePrompts(q, out, p.MaxTokens)
 	if len(out.Chunks) == 0 {
-		out.Decodes = append(out.Decodes, q.Running...)
+		out.Decodes = len(q.Running)
 	}
 }
 
@@ -100,14 +100,10 @@ func (Chunked) Name() string { return "chunked" }
 // Plan implements Policy.
 func (p Chunked) Plan(q *Queue, out *Plan) {
 	left := p.Budget
-	for _, s := range q.Running {
-		if left == 0 && !p.ExcludeDecodes {
-			break
-		}
-		out.Decodes = append(out.Decodes, s)
-		if !p.ExcludeDecodes {
-			left--
-		}
+	out.Decodes = len(q.Running)
+	if !p.ExcludeDecodes {
+		out.Decodes = min(out.Decodes, left)
+		left -= out.Decodes
 	}
 	for _, s := range q.Waiting {
 		if left == 0 {
@@ -146,7 +142,7 @@ func (DecodeOnlyPolicy) Name() string { return "decode-only" }
 func (DecodeOnlyPolicy) Role() Role { return DecodeOnly }
 
 // Plan implements Policy.
-func (DecodeOnlyPolicy) Plan(q *Queue, out *Plan) { out.Decodes = append(out.Decodes, q.Running...) }
+func (DecodeOnlyPolicy) Plan(q *Queue, out *Plan) { out.Decodes = len(q.Running) }
 
 // Compile-time checks that each policy is a Policy.
 var (

@@ -62,6 +62,7 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.noItems = !cfg.Trace
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}

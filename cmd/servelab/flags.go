@@ -51,6 +51,10 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 	if err != nil {
 		return sim.StepModel{}, err
 	}
+	// Prepare reads zero as "default"; on the command line zero was typed, so refuse it.
+	if !(f.effCompute > 0 && f.effMem > 0 && f.dtypeBytes > 0 && f.tp > 0) {
+		return sim.StepModel{}, fmt.Errorf("--eff-compute, --eff-mem, --dtype-bytes and --tp must be positive, got %g, %g, %g, %d", f.effCompute, f.effMem, f.dtypeBytes, f.tp)
+	}
 	s := sim.StepModel{Model: m, GPU: g, EffCompute: f.effCompute, EffMem: f.effMem,
 		Overhead: f.overhead, DtypeBytes: f.dtypeBytes, TP: f.tp}
 	return s.Prepare()

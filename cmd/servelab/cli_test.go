@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"servelab/sim"
+)
+
+// cli runs servelab in-process and returns its exit code and outputs.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestStepJSONMatchesDesign(t *testing.T) {
+	code, out, errs := cli(t, "step", "--batch", "32", "--context", "700", "--prefill", "512", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got["seconds"].(float64); math.Abs(s-14.90e-3) > 0.02*14.90e-3 || got["bound"] != "compute" || got["flops"].(float64) <= 0 || got["bytes"].(float64) <= 0 {
+		t.Fatalf("step: %v", got)
+	}
+}
+
+func TestSimJSONKeys(t *testing.T) {
+	code, out, errs := cli(t, "sim", "--policy", "chunked", "--budget", "512", "--rate", "20", "--requests", "300", "--prompt", "512", "--output", "64", "--seed", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	json.Unmarshal([]byte(out), &got)
+	for _, k := range []string{"ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p90", "tpot_p99", "e2e_p90", "completed", "throughput_tok_s"} {
+		v, ok := got[k].(float64)
+		if !ok || v <= 0 {
+			t.Errorf("%s = %v", k, got[k])
+		}
+	}
+	if got["completed"].(float64) != 300 {
+		t.Errorf("completed %v of 300", got["completed"])
+	}
+}
+
+func TestGoodputJSON(t *testing.T) {
+	code, out, errs := cli(t, "goodput", "--policy", "prefill-first", "--requests", "400", "--ttft-slo", "0.1", "--tpot-slo", "0.015", "--attainment", "0.9", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct{ Rate float64 }
+	json.Unmarshal([]byte(out), &got)
+	if got.Rate < 5 || got.Rate > 100 {
+		t.Fatalf("goodput %v req/s", got.Rate)
+	}
+}
+
+func TestLabSimJSONHasTheScriptsKeys(t *testing.T) {
+	dir := t.TempDir()
+	save := filepath.Join(dir, "sim.json")
+	code, out, errs := cli(t, "sim", "--workload", "lab", "--short-concurrency", "16", "--short-input-len", "128", "--short-output-len", "256",
+		"--long-input-len", "32000", "--long-count", "1", "--duration", "30", "--inject-after", "10", "--policy", "prefill-first", "--save", save, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	json.Unmarshal([]byte(out), &got)
+	for _, k := range []string{"label", "base_url", "short_concurrency", "long_input_len", "tokens_observed", "itl_p50", "itl_p90", "itl_p99", "itl_max",
+		"itl_quiet_p50", "itl_quiet_p99", "itl_during_p50", "itl_during_p99", "itl_during_max", "itl_after_p99", "worst_gap", "worst_gap_offset",
+		"spike_ratio", "long_ttft", "long_failed", "long_error", "short_completed", "short_failed", "wall", "output_tok_s"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("missing key %s", k)
+		}
+	}
+	if got["worst_gap"].(float64) < 1 {
+		t.Errorf("prefill-first worst gap %v s: the 32k prefill should stall over a second", got["worst_gap"])
+	}
+	// The saved file configures the same experiment again.
+	code, out2, errs := cli(t, "sim", "--like", save, "--policy", "prefill-first", "--json")
+	if code != 0 {
+		t.Fatalf("--like: exit %d: %s", code, errs)
+	}
+	var again map[string]any
+	json.Unmarshal([]byte(out2), &again)
+	if again["worst_gap"] != got["worst_gap"] || again["tokens_observed"] != got["tokens_observed"] {
+		t.Errorf("--like did not repeat the run: %v vs %v", again["worst_gap"], got["worst_gap"])
+	}
+	f, _ := os.Open(save)
+	defer f.Close()
+	if _, err := sim.ReadMeasured(f); err != nil {
+		t.Errorf("saved file does not read back: %v", err)
+	}
+}
+
+func TestBadInputGivesClearErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--model", "gpt-9"}, "Llama-3.1-8B"},
+		{[]string{"step", "--gpu", "TPU"}, "H100-SXM"},
+		{[]string{"sim", "--rate", "NaN"}, "rate"},
+		{[]string{"sim", "--rate", "-3"}, "rate"},
+		{[]string{"sim", "--requests", "0"}, "requests"},
+		{[]string{"sim", "--eff-compute", "0"}, "--eff-compute"},
+		{[]string{"sim", "--eff-mem", "NaN"}, "--eff-mem"},
+		{[]string{"sim", "--policy", "magic"}, "chunked"},
+		{[]string{"sim", "--model", "Llama-3.1-70B"}, "--tp"},
+		{[]string{"sim", "--on-full", "explode"}, "preempt"},
+		{[]string{"step", "--batch", "-1"}, "--batch"},
+		{[]string{"goodput", "--ttft-slo", "-1"}, "slo"},
+		{[]string{"sim", "--workload", "lab", "--inject-after", "100", "--duration", "60"}, "inject-after"},
+		{[]string{"sim", "--like", "/nonexistent.json"}, "--like"},
+		{[]string{"sim", "--prompt-dist", "uniform:9"}, "--prompt-dist"},
+		{[]string{"demo", "nothing"}, "interference"},
+		{[]string{"nosuchcommand"}, "unknown command"},
+	}
+	for _, c := range cases {
+		code, _, errs := cli(t, c.args...)
+		if code == 0 || !strings.Contains(strings.ToLower(errs), strings.ToLower(c.want)) {
+			t.Errorf("%v: exit %d, stderr %q; want non-zero and mention of %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+func TestAbsurdValuesEndQuickly(t *testing.T) {
+	// Rate 1e9 is refused; a 1e8-token prompt is refused; huge but legal values give a bounded run.
+	if code, _, errs := cli(t, "sim", "--rate", "1e9"); code == 0 || !strings.Contains(errs, "rate") {
+		t.Errorf("rate 1e9: %d %s", code, errs)
+	}
+	if code, _, errs := cli(t, "sim", "--prompt", "100000000"); code == 0 || !strings.Contains(errs, "prompt") {
+		t.Errorf("prompt 1e8: %d %s", code, errs)
+	}
+	code, out, errs := cli(t, "sim", "--rate", "1e7", "--requests", "2000", "--prompt", "200000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"rejected": 2000`) || !strings.Contains(out, "max context") {
+		t.Errorf("want every over-long request rejected with a reason: %s", out)
+	}
+}
+
+func TestEverySubcommandHasHelp(t *testing.T) {
+	for name := range commands {
+		args := []string{name, "--help"}
+		if name == "demo" {
+			args = []string{"demo", "interference", "--help"}
+		}
+		code, _, errs := cli(t, args...)
+		if code != 0 || !strings.Contains(errs, "Usage: servelab "+name) {
+			t.Errorf("%s --help: exit %d, %q", name, code, errs)
+		}
+	}
+}
+
+func TestDemoInterferenceJSON(t *testing.T) {
+	code, out, errs := cli(t, "demo", "interference", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got interference
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Demo1) != 4 || len(got.Demo2) != 7 || len(got.Demo4) != 5 || got.Demo3.Best.PerGPU <= got.Demo3.Colocated {
+		t.Fatalf("demo: %+v", got)
+	}
+	_, text, _ := cli(t, "demo", "interference")
+	for _, s := range []string{"Demo 1", "Demo 2", "Demo 3", "Demo 4", "Observations", "7.23x"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("demo text lacks %q", s)
+		}
+	}
+}
+
+// BenchmarkDemoInterference is the whole `servelab demo interference`: all four demos, goodput searches included.
+func BenchmarkDemoInterference(b *testing.B) {
+	step, err := (&stepFlags{model: "Llama-3.1-8B", gpu: "H100-SXM", effCompute: sim.DefaultEffCompute, effMem: sim.DefaultEffMem,
+		overhead: sim.DefaultOverhead, dtypeBytes: 2, tp: 1}).stepModel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
+	for b.Loop() {
+		if _, err := computeInterference(lec, sim.SLO{TTFT: 0.1, TPOT: 0.015}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+)
+
+// lectureStep is Llama-3.1-8B on an H100 SXM with the default assumptions.
+func llama8bH100(t testing.TB) StepModel {
+	t.Helper()
+	m, err := modelspecs.Get("Llama-3.1-8B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hwspecs.Get("H100-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewStepModel(m, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func lecture(t testing.TB) Lecture {
+	return Lecture{Step: llama8bH100(t), N: 1500, Prompt: 512, Output: 64}
+}
+
+func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*want }
+
+func TestStepFiguresMatchDesign(t *testing.T) {
+	s := llama8bH100(t)
+	dec := s.Decode(32, 32*700)
+	cases := []struct {
+		name      string
+		got, want float64
+	}{
+		{"decode 32 x 700", dec.Seconds, 7.67e-3},
+		{"+ 512 prefill", s.Mixed(32, 32*700, 512).Seconds, 14.90e-3},
+		{"+ 2048 prefill slowdown", s.Mixed(32, 32*700, 2048).Seconds / dec.Seconds, 7.23},
+		{"+ 128 prefill", s.Mixed(32, 32*700, 128).Seconds, 7.68e-3},
+		{"prefill-only 512", s.Prefill(512).Seconds, 14.07e-3},
+	}
+	for _, c := range cases {
+		if !within(c.got, c.want, 0.02) {
+			t.Errorf("%s = %.4g, want %.4g within 2%%", c.name, c.got, c.want)
+		}
+	}
+	if dec.Bound != Memory || s.Mixed(32, 32*700, 512).Bound != Compute {
+		t.Errorf("bounds: decode %s, mixed %s", dec.Bound, s.Mixed(32, 32*700, 512).Bound)
+	}
+}
+
+func TestStepModelRejectsBadAssumptions(t *testing.T) {
+	s := llama8bH100(t)
+	for _, edit := range []func(*StepModel){
+		func(s *StepModel) { s.EffCompute = math.NaN() },
+		func(s *StepModel) { s.EffMem = 3 },
+		func(s *StepModel) { s.Overhead = -1 },
+		func(s *StepModel) { s.TP = 1000 },
+	} {
+		c := s
+		edit(&c)
+		if _, err := c.Prepare(); err == nil {
+			t.Errorf("accepted %+v", c)
+		}
+	}
+}
+
+func TestTensorParallelSplitsWorkAndAddsCommunication(t *testing.T) {
+	s := llama8bH100(t)
+	s.TP = 4
+	s, _ = s.Prepare()
+	one := llama8bH100(t)
+	c4, c1 := s.Mixed(32, 32*700, 2048), one.Mixed(32, 32*700, 2048)
+	if !(c4.ComputeTime < c1.ComputeTime/3.9 && c4.CommTime > 0 && c4.Seconds < c1.Seconds) {
+		t.Errorf("TP4 %+v vs TP1 %+v", c4, c1)
+	}
+}
+
+func TestSeventyBDoesNotFitOneH100(t *testing.T) {
+	m, _ := modelspecs.Get("Llama-3.1-70B")
+	g, _ := hwspecs.Get("H100-SXM")
+	s, _ := NewStepModel(m, g)
+	_, err := MemorySplit{}.KVBlocks(s)
+	if err == nil || !strings.Contains(err.Error(), "does not fit") || !strings.Contains(err.Error(), "--tp 4") {
+		t.Fatalf("70B on one H100: %v", err)
+	}
+	s.TP = 4
+	s, _ = s.Prepare()
+	blocks, err := MemorySplit{}.KVBlocks(s)
+	if err != nil || blocks < 1000 {
+		t.Fatalf("70B on 4 H100s: %d blocks, %v", blocks, err)
+	}
+}
+
+func TestPercentileIsTheScriptsNearestRank(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	// Python: sorted[int(round(p/100*(n-1)))], round half to even.
+	for p, want := range map[float64]float64{0: 1, 50: 3, 90: 5, 99: 5, 12.5: 1, 37.5: 3} {
+		if got := Percentile(append([]float64(nil), xs...), p); got != want {
+			t.Errorf("p%g = %g, want %g", p, got, want)
+		}
+	}
+	if Percentile(nil, 50) != 0 {
+		t.Error("empty percentile should be 0")
+	}
+}
+
+func TestDemo2Shape(t *testing.T) {
+	l := lecture(t)
+	lo, err := l.Demo2Rate(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, _ := l.Demo2Rate(50)
+	if lo.ColocatedTPOT90 < 7.5e-3 || lo.ColocatedTPOT90 > 7.8e-3 {
+		t.Errorf("colocated P90 TPOT at 5 req/s = %.2f ms, want 7.6-7.7", lo.ColocatedTPOT90*1e3)
+	}
+	if hi.ColocatedTPOT90 < 20e-3 || hi.ColocatedTPOT90 > 100e-3 {
+		t.Errorf("colocated P90 TPOT at 50 req/s = %.2f ms, want tens of ms", hi.ColocatedTPOT90*1e3)
+	}
+	if hi.DecodeTPOT90 > 1.2*lo.DecodeTPOT90 {
+		t.Errorf("decode-only TPOT should barely move: %.2f -> %.2f ms", lo.DecodeTPOT90*1e3, hi.DecodeTPOT90*1e3)
+	}
+}
+
+func TestDemo4Shape(t *testing.T) {
+	l := lecture(t)
+	rows := map[int]Demo4Row{}
+	for _, b := range []int{0, 256, 512, 1024, 2048} {
+		r, err := l.Demo4Row(40, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[b] = r
+	}
+	if v := rows[2048].TTFTP90; v < 50e-3 || v > 54e-3 {
+		t.Errorf("budget 2048 P90 TTFT = %.1f ms, want ~51-53", v*1e3)
+	}
+	if v := rows[256].TTFTP90; v < 58e-3 || v > 62e-3 {
+		t.Errorf("budget 256 P90 TTFT = %.1f ms, want ~59-61", v*1e3)
+	}
+	monotonic := rows[256].TTFTP90 >= rows[512].TTFTP90 && rows[512].TTFTP90 >= rows[1024].TTFTP90 && rows[1024].TTFTP90 >= rows[2048].TTFTP90
+	if monotonic {
+		t.Errorf("P90 TTFT should not be monotonic in the budget: %+v", rows)
+	}
+	for _, b := range []int{256, 512, 1024, 2048} {
+		if rows[b].TPOTP90 >= rows[0].TPOTP90 {
+			t.Errorf("budget %d P90 TPOT %.2f ms not below prefill-first %.2f ms", b, rows[b].TPOTP90*1e3, rows[0].TPOTP90*1e3)
+		}
+	}
+}
+
+func TestDeterministicForASeed(t *testing.T) {
+	l := lecture(t)
+	a, _ := l.run(Chunked{Budget: 512}, 30)
+	b, _ := l.run(Chunked{Budget: 512}, 30)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs with the same seed differ")
+	}
+	l.Seed = 7
+	c, _ := l.run(Chunked{Budget: 512}, 30)
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("a different seed gave the same run")
+	}
+}
+
+// The online driver (submit as time passes) and the whole-run driver are the same engine.
+func TestOnlineSubmissionMatchesWholeRun(t *testing.T) {
+	step := llama8bH100(t)
+	reqs, _ := Poisson(300, 30, 512, 64, 3)
+	whole, err := Run(Config{Step: step, Policy: Chunked{Budget: 1024}}, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := NewEngine(Config{Step: step, Policy: Chunked{Budget: 1024}})
+	next := 0
+	for next < len(reqs) || e.Busy() {
+		// Submit everything that has arrived by the engine's clock, as a server would.
+		for next < len(reqs) && reqs[next].Arrival <= e.Now() {
+			e.Submit(reqs[next])
+			next++
+		}
+		if !e.Busy() {
+			e.AdvanceTo(reqs[next].Arrival)
+			continue
+		}
+		if _, ok := e.Step(); !ok {
+			t.Fatal("busy engine did not step")
+		}
+	}
+	online := e.Results()
+	for i := range reqs {
+		// A request submitted between steps joins the next step, exactly as in the whole run.
+		if online[i].FirstToken != whole.Results[i].FirstToken || online[i].Finish != whole.Results[i].Finish {
+			t.Fatalf("request %d: online %+v, whole %+v", i, online[i], whole.Results[i])
+		}
+	}
+}
+
+func TestIterationsAccountForEveryToken(t *testing.T) {
+	reqs, _ := Poisson(200, 20, 300, 40, 1)
+	out, err := Run(Config{Step: llama8bH100(t), Policy: Chunked{Budget: 256}, Trace: true}, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefill, emitted := map[int]int{}, map[int]int{}
+	last := 0.0
+	for _, it := range out.Iterations {
+		if it.Start < last-1e-12 || it.Duration <= 0 {
+			t.Fatalf("iteration %d starts at %g before %g or has duration %g", it.Index, it.Start, last, it.Duration)
+		}
+		last = it.End()
+		budget := 0
+		for _, item := range it.Items {
+			budget += item.Tokens
+			if item.Prefill {
+				prefill[item.ID] += item.Tokens
+			}
+			if item.Emit {
+				emitted[item.ID]++
+			}
+		}
+		if budget > 256 {
+			t.Fatalf("iteration %d carried %d tokens over the 256 budget", it.Index, budget)
+		}
+	}
+	for _, r := range reqs {
+		if prefill[r.ID] != r.Prompt || emitted[r.ID] != r.Output {
+			t.Fatalf("request %d: prefilled %d of %d, emitted %d of %d", r.ID, prefill[r.ID], r.Prompt, emitted[r.ID], r.Output)
+		}
+	}
+}
+
+func TestMemoryPressureAccountsForEveryRequest(t *testing.T) {
+	step := llama8bH100(t)
+	reqs, _ := PoissonLengths(400, 200, Uniform(100, 3000), Uniform(50, 600), 5)
+	reqs = append(reqs, Request{ID: 400, Arrival: 0.5, Prompt: 200000, Output: 10}) // longer than the context
+	for _, preempt := range []bool{true, false} {
+		cfg := Config{Step: step, Policy: Chunked{Budget: 2048}, Limits: Limits{KVBlocks: 2000, BlockSize: 16, MaxSeqs: 64, Preempt: preempt}}
+		out, err := Run(cfg, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := Count(out.Results)
+		if c.Completed+c.Rejected+c.Unfinished != c.Submitted || c.Submitted != len(reqs) || c.Unfinished != 0 {
+			t.Fatalf("preempt=%v: %s", preempt, c)
+		}
+		if c.Rejected != 1 || !strings.Contains(out.Results[400].Rejected, "max context") {
+			t.Fatalf("preempt=%v: want the over-long request rejected with a reason: %s %q", preempt, c, out.Results[400].Rejected)
+		}
+		if preempt && c.Preemptions == 0 {
+			t.Errorf("a 32k-token cache under this load should preempt: %s", c)
+		}
+		if !preempt && c.Preemptions != 0 {
+			t.Errorf("wait mode must never preempt: %s", c)
+		}
+		for _, r := range out.Results {
+			if r.Completed() && r.Generated != r.Output {
+				t.Fatalf("request %d completed with %d of %d tokens", r.ID, r.Generated, r.Output)
+			}
+		}
+	}
+}
+
+func TestAbsurdInputIsBounded(t *testing.T) {
+	step := llama8bH100(t)
+	if _, err := Poisson(10, math.NaN(), 512, 64, 0); err == nil {
+		t.Error("NaN rate accepted")
+	}
+	if _, err := Poisson(0, 1, 512, 64, 0); err == nil {
+		t.Error("zero requests accepted")
+	}
+	if _, err := Poisson(10, 1, -5, 64, 0); err == nil {
+		t.Error("negative prompt accepted")
+	}
+	// Rate 1e7 with a prompt longer than any context: everything rejected, nothing hangs.
+	reqs, err := Poisson(1000, 1e7, 5_000_000, 64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := Run(Config{Step: step, Policy: PrefillFirst{MaxTokens: 8192}}, reqs)
+	if c := Count(out.Results); c.Rejected != 1000 {
+		t.Errorf("want all rejected: %s", c)
+	}
+	// An iteration cap cuts a run short and says so.
+	reqs, _ = Poisson(1000, 1e6, 512, 64, 0)
+	out, _ = Run(Config{Step: step, Policy: Chunked{Budget: 64}, Limits: Limits{MaxIterations: 100}}, reqs)
+	if !out.Truncated || out.Steps != 100 || Count(out.Results).Unfinished == 0 {
+		t.Errorf("cap ignored: steps %d truncated %v", out.Steps, out.Truncated)
+	}
+	if _, err := NewPolicy("fifo", 0); err == nil || !strings.Contains(err.Error(), "chunked") {
+		t.Errorf("unknown policy error should list names: %v", err)
+	}
+}
+
+func TestParseLengths(t *testing.T) {
+	for spec, want := range map[string]Lengths{
+		"512": Fixed(512), "fixed:64": Fixed(64), "uniform:10,20": Uniform(10, 20), "lognormal:6,0.5,16,4096": LogNormal(6, 0.5, 16, 4096),
+	} {
+		got, err := ParseLengths(spec)
+		if err != nil || got != want {
+			t.Errorf("ParseLengths(%q) = %v, %v", spec, got, err)
+		}
+	}
+	for _, bad := range []string{"", "abc", "uniform:5", "uniform:20,10", "lognormal:1,nan,1,2", "fixed:1e99", "normal:3"} {
+		if _, err := ParseLengths(bad); err == nil {
+			t.Errorf("ParseLengths(%q) accepted", bad)
+		}
+	}
+	reqs, _ := PoissonLengths(2000, 10, LogNormal(6, 0.7, 16, 4096), Uniform(10, 20), 1)
+	for _, r := range reqs {
+		if r.Prompt < 16 || r.Prompt > 4096 || r.Output < 10 || r.Output > 20 {
+			t.Fatalf("draw out of range: %+v", r)
+		}
+	}
+}
+
+func TestGoodputFindsTheKnee(t *testing.T) {
+	// Attainment falls linearly from 1 at rate 0 to 0 at rate 100: the 90% knee is at 10.
+	g, sat, err := Goodput(func(r float64) (float64, error) { return 1 - r/100, nil }, 0.9, 400)
+	if err != nil || sat || math.Abs(g-10) > 0.2 {
+		t.Fatalf("goodput = %g (saturated %v, %v), want 10", g, sat, err)
+	}
+	if _, sat, _ := Goodput(func(float64) (float64, error) { return 1, nil }, 0.9, 50); !sat {
+		t.Error("always-met objective should report saturation")
+	}
+}
+
+func ExampleLecture_Demo1() {
+	m, _ := modelspecs.Get("Llama-3.1-8B")
+	g, _ := hwspecs.Get("H100-SXM")
+	s, _ := NewStepModel(m, g)
+	for _, r := range (Lecture{Step: s}).Demo1(32, 700, []int{128, 512, 2048}) {
+		fmt.Printf("L=%4d  decode %.2f ms  mixed %.2f ms (%s)  decode slowed %.2fx\n",
+			r.Prompt, r.DecodeOnly*1e3, r.Mixed*1e3, r.MixedBound, r.DecodeSlowdown)
+	}
+	// Output:
+	// L= 128  decode 7.67 ms  mixed 7.68 ms (memory)  decode slowed 1.00x
+	// L= 512  decode 7.67 ms  mixed 14.89 ms (compute)  decode slowed 1.94x
+	// L=2048  decode 7.67 ms  mixed 55.46 ms (compute)  decode slowed 7.23x
+}
