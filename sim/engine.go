@@ -161,6 +161,9 @@ func (e *Engine) Submit(r Request) error {
 	}
 	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
+	if e.cfg.RecordTokens {
+		s.times = make([]float64, 0, min(max(r.Output, 1), 4096))
+	}
 	e.all = append(e.all, s)
 	if reason := e.check(r); reason != "" {
 		s.rejected = reason

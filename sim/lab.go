@@ -103,12 +103,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 		if !ok {
 			break
 		}
-		out.Steps++
-		if cfg.Trace {
-			c := *it
-			c.Items = append([]Item(nil), it.Items...)
-			out.Iterations = append(out.Iterations, c)
-		}
+		out.record(it, cfg.Trace)
 		end := it.End()
 		for _, item := range it.Items {
 			if !item.Emit {
@@ -126,8 +121,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 			}
 		}
 	}
-	out.End, out.Truncated = e.Now(), e.Busy()
-	out.Results = e.Results()
+	out.finish(e)
 	wallEnd := 0.0
 	for i := range out.Results {
 		r := &out.Results[i]

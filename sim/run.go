@@ -54,6 +54,32 @@ type Outcome struct {
 	Steps      int         `json:"steps"`
 	End        float64     `json:"end"`       // simulated seconds at the last iteration's end
 	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
+
+	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
+	counts []int  // items per traced iteration
+}
+
+// record counts a step and, when tracing, keeps a copy of it.
+func (o *Outcome) record(it *Iteration, trace bool) {
+	o.Steps++
+	if trace {
+		c := *it
+		c.Items = nil
+		o.Iterations = append(o.Iterations, c)
+		o.items = append(o.items, it.Items...)
+		o.counts = append(o.counts, len(it.Items))
+	}
+}
+
+// finish takes the results from the engine and points each traced iteration at its items.
+func (o *Outcome) finish(e *Engine) {
+	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	at := 0
+	for i, n := range o.counts {
+		o.Iterations[i].Items = o.items[at : at+n : at+n]
+		at += n
+	}
+	o.items, o.counts = nil, nil
 }
 
 // Run simulates reqs to completion: the whole-run driver of the engine.
@@ -67,21 +93,21 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}
 	out := &Outcome{}
+	if cfg.Trace { // size the trace up front: one item per token plus a few chunks per prompt
+		n := 0
+		for _, r := range reqs {
+			n += min(r.Output, MaxTokens) + 2
+		}
+		out.items = make([]Item, 0, n)
+	}
 	for {
 		it, ok := e.Step()
 		if !ok {
 			break
 		}
-		out.Steps++
-		if cfg.Trace {
-			c := *it
-			c.Items = append([]Item(nil), it.Items...)
-			out.Iterations = append(out.Iterations, c)
-		}
+		out.record(it, cfg.Trace)
 	}
-	out.End = e.Now()
-	out.Truncated = e.Busy()
-	out.Results = e.Results()
+	out.finish(e)
 	return out, nil
 }
 

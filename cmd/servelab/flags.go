@@ -96,6 +96,11 @@ func (f *engineFlags) config(step sim.StepModel) (sim.Config, error) {
 		p = c
 	}
 	cfg := sim.Config{Step: step, Policy: p}
+	// The weights must fit even in the idealised engine: a 70B model never runs silently on one GPU.
+	blocks, err := sim.MemorySplit{Utilization: f.utilization, BlockSize: f.blockSize}.KVBlocks(step)
+	if err != nil {
+		return cfg, err
+	}
 	if f.ideal {
 		return cfg, nil
 	}
@@ -104,10 +109,6 @@ func (f *engineFlags) config(step sim.StepModel) (sim.Config, error) {
 	}
 	if f.maxSeqs < 1 || f.maxSeqs > sim.MaxRequests {
 		return cfg, fmt.Errorf("--max-seqs must be in 1..%d, got %d", sim.MaxRequests, f.maxSeqs)
-	}
-	blocks, err := sim.MemorySplit{Utilization: f.utilization, BlockSize: f.blockSize}.KVBlocks(step)
-	if err != nil {
-		return cfg, err
 	}
 	cfg.Limits = sim.Limits{MaxSeqs: f.maxSeqs, KVBlocks: blocks, BlockSize: f.blockSize, Preempt: f.onFull == "preempt"}
 	return cfg, nil
