@@ -139,6 +139,7 @@ type instance struct {
 	load   Load
 	events []event // finished work not yet past the router's clock, in time order
 	subs   []int   // submission indices of the requests sent here, in order
+	out    Outcome // the engine's own run, as Run would record it
 	trace  bool
 	onIter func(*Iteration)
 }
@@ -160,7 +161,6 @@ func (in *instance) step() bool {
 	if !ok {
 		return false
 	}
-	in.run.Steps++
 	in.run.Busy += it.Duration
 	ev := event{end: it.End()}
 	for _, x := range it.Items {
@@ -173,11 +173,7 @@ func (in *instance) step() bool {
 	if in.onIter != nil {
 		in.onIter(it)
 	}
-	if in.trace {
-		c := *it
-		c.Items = slices.Clone(it.Items)
-		in.run.Iterations = append(in.run.Iterations, c)
-	}
+	in.out.record(it, in.trace)
 	return true
 }
 
@@ -289,7 +285,8 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	kvBytes := step.KVBytesPerToken()
 	order = order[:0]
 	for _, in := range pre {
-		for j, pr := range in.e.Results() {
+		in.out.finish(in.e)
+		for j, pr := range in.out.Results {
 			i := in.subs[j]
 			r := &res[i]
 			r.Generated, r.FirstToken, r.Finish, r.MaxITL = pr.Generated, pr.FirstToken, pr.Finish, 0
@@ -351,7 +348,8 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		return r.Output - 1, in.e.Submit(r) == nil
 	})
 	for _, in := range dec {
-		for j, dr := range in.e.Results() {
+		in.out.finish(in.e)
+		for j, dr := range in.out.Results {
 			r := &res[in.subs[j]]
 			r.Done = dr.Done
 			r.Preemptions += dr.Preemptions
@@ -363,10 +361,10 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 
 	out.Results = res
 	for _, in := range slices.Concat(pre, dec) {
-		in.run.End = in.e.Now()
+		in.run.Steps, in.run.End, in.run.Iterations = in.out.Steps, in.out.End, in.out.Iterations
 		out.Steps += in.run.Steps
 		out.End = math.Max(out.End, in.run.End)
-		out.Truncated = out.Truncated || in.e.Busy()
+		out.Truncated = out.Truncated || in.out.Truncated
 		out.Instances = append(out.Instances, in.run)
 	}
 	return out, nil

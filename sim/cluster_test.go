@@ -296,3 +296,58 @@ func TestDisaggregatedBeatsColocatedPerGPU(t *testing.T) {
 	t.Logf("one prefill-only %.1f, one decode-only %.1f req/s; best %dP+%dD: arithmetic %.1f total, %.1f per GPU; simulated %.1f total, %.1f per GPU",
 		best.PrefillGoodput, best.DecodeGoodput, best.Prefill, best.Decode, best.Total, best.PerGPU, best.SimulatedTotal, best.SimulatedPerGPU)
 }
+
+// With Trace on, each instance keeps its iterations: prefill steps on the
+// prefill side, decode steps on the decode side, items naming submission
+// indices, and together they account for every token.
+func TestDisaggregatedTrace(t *testing.T) {
+	step := lectureStep(t)
+	reqs, err := Poisson(200, 40, 300, 20, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mustDisagg(t, Cluster{Step: step, Prefill: 2, Decode: 2, Trace: true}, reqs)
+	prompt, decoded, steps := 0, 0, 0
+	for _, in := range o.Instances {
+		if len(in.Iterations) != in.Steps || in.Busy > in.End {
+			t.Fatalf("%s %d: %d iterations for %d steps, busy %g of %g s", in.Role, in.Index, len(in.Iterations), in.Steps, in.Busy, in.End)
+		}
+		steps += in.Steps
+		for _, it := range in.Iterations {
+			if want := map[string]string{"prefill": "prefill", "decode": "decode"}[in.Role]; it.Kind != want {
+				t.Fatalf("%s instance ran a %s step", in.Role, it.Kind)
+			}
+			for _, x := range it.Items {
+				p := o.Placements[x.ID]
+				if (in.Role == "prefill" && p.Prefill != in.Index) || (in.Role == "decode" && p.Decode != in.Index) {
+					t.Fatalf("item for request %d on %s %d, placed %+v", x.ID, in.Role, in.Index, p)
+				}
+				if x.Prefill {
+					prompt += x.Tokens
+				} else {
+					decoded += x.Tokens
+				}
+			}
+		}
+	}
+	if prompt != 200*300 || decoded != 200*19 || steps != o.Steps {
+		t.Fatalf("traced %d prompt and %d decode tokens in %d steps (outcome %d); want %d and %d",
+			prompt, decoded, steps, o.Steps, 200*300, 200*19)
+	}
+}
+
+// BenchmarkDisaggregated1500 is one point of demo 3's search: 1500 lecture
+// requests on 2 prefill + 1 decode instances.
+func BenchmarkDisaggregated1500(b *testing.B) {
+	step := lectureStep(b)
+	reqs, err := Poisson(1500, 100, 512, 64, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Cluster{Step: step, Prefill: 2, Decode: 1}
+	for b.Loop() {
+		if _, err := RunDisaggregated(c, reqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
