@@ -130,6 +130,28 @@ func BestSplitArithmetic(gPre, gDec float64, maxEach int) Split {
 	return best
 }
 
+// BestSplitWithin is the best per-GPU split using at most gpus GPUs in all
+// (ties go to fewer GPUs).
+func BestSplitWithin(gPre, gDec float64, gpus int) Split {
+	best := Split{}
+	for x := 1; x < gpus; x++ {
+		for y := 1; x+y <= gpus; y++ {
+			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
+				best = s
+			}
+		}
+	}
+	return best
+}
+
+// SimulatedSplit is the goodput of x prefill + y decode instances, fully
+// simulated (least-loaded router, KV over the GPU's link), searched up to 400 req/s per prefill instance.
+func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment float64) (Split, error) {
+	c := Cluster{Step: l.Step, Prefill: x, Decode: y}
+	total, perGPU, _, err := ClusterGoodput(c, l.workload, slo, attainment, 400*float64(x))
+	return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
+}
+
 // Demo4Row is one policy line of demo 4.
 type Demo4Row struct {
 	Policy  string  `json:"policy"`

@@ -20,6 +20,7 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	tpot := fs.Float64("tpot-slo", 0.015, "TPOT objective, seconds (0: not checked)")
 	target := fs.Float64("attainment", 0.9, "fraction of requests that must meet the objectives")
 	hi := fs.Float64("max-rate", 0, "search ceiling, req/s (default 400, or 2000 for decode-only)")
+	searchGPUs := fs.Int("search-gpus", 0, "disaggregated: find the best prefill:decode split with at most this many GPUs (the lecture's demo 3)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -34,6 +35,10 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}
+	if ef.disaggregated() {
+		return disaggregatedGoodput(ef, wf, step, slo, *target, *hi, *searchGPUs, *asJSON, stdout)
+	}
 	cfg, err := ef.config(step)
 	if err != nil {
 		return err
@@ -45,7 +50,6 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 			ceiling = 2000
 		}
 	}
-	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}
 	rate, saturated, err := sim.Goodput(func(rate float64) (float64, error) {
 		reqs, err := wf.requestsAt(rate)
 		if err != nil {
@@ -68,6 +72,60 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 		rate, cfg.Policy.Name(), step.Model.Name, step.GPU.Name, step.TP, ms(slo.TTFT), ms(slo.TPOT), *target*100)
 	if saturated {
 		fmt.Fprintf(stdout, "  the objective holds even at the ceiling %.0f req/s: raise --max-rate to find the knee\n", ceiling)
+	}
+	return nil
+}
+
+// disaggregatedGoodput is goodput for x prefill + y decode instances, or with
+// searchGPUs > 0 the lecture's search for the best split under that many GPUs.
+func disaggregatedGoodput(ef *engineFlags, wf *workloadFlags, step sim.StepModel, slo sim.SLO, target, hi float64, searchGPUs int, asJSON bool, stdout io.Writer) error {
+	c, err := ef.cluster(step)
+	if err != nil {
+		return err
+	}
+	if searchGPUs < 0 || searchGPUs > 2*sim.MaxInstances {
+		return fmt.Errorf("--search-gpus must be in 0..%d, got %d", 2*sim.MaxInstances, searchGPUs)
+	}
+	if hi == 0 {
+		hi = 400
+	}
+	wl := sim.Workload(wf.requestsAt)
+	if searchGPUs > 0 {
+		gPre, gDec, err := sim.PhaseGoodputs(c, wl, slo, target, hi, 5*hi)
+		if err != nil {
+			return err
+		}
+		best := sim.BestSplitWithin(gPre, gDec, searchGPUs)
+		if best.Total == 0 {
+			return fmt.Errorf("no split attains the objective (one prefill instance %.1f, one decode instance %.1f req/s)", gPre, gDec)
+		}
+		c.Prefill, c.Decode = best.Prefill, best.Decode
+		total, perGPU, sat, err := sim.ClusterGoodput(c, wl, slo, target, 2*best.Total)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(stdout, map[string]any{"policy": "disaggregated", "prefill_gpus": c.Prefill, "decode_gpus": c.Decode,
+				"prefill_instance_goodput": gPre, "decode_instance_goodput": gDec, "arithmetic_rate": best.Total, "arithmetic_per_gpu": best.PerGPU,
+				"rate": total, "rate_per_gpu": perGPU, "saturated": sat})
+		}
+		fmt.Fprintf(stdout, "one prefill instance sustains %.1f req/s, one decode instance %.1f req/s\n", gPre, gDec)
+		fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated %.1f req/s (%.1f per GPU)\n",
+			searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total, perGPU)
+		return nil
+	}
+	total, perGPU, sat, err := sim.ClusterGoodput(c, wl, slo, target, hi)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, map[string]any{"policy": "disaggregated", "prefill_gpus": c.Prefill, "decode_gpus": c.Decode,
+			"rate": total, "rate_per_gpu": perGPU, "saturated": sat, "ttft_slo": slo.TTFT, "tpot_slo": slo.TPOT, "attainment": target})
+	}
+	fmt.Fprintf(stdout, "goodput %.1f req/s, %.1f per GPU (%s; TTFT <= %s, TPOT <= %s for %.0f%% of requests)\n",
+		total, perGPU, c, ms(slo.TTFT), ms(slo.TPOT), target*100)
+	if sat {
+		fmt.Fprintf(stdout, "  the objective holds even at the ceiling %.0f req/s: raise --max-rate\n", hi)
 	}
 	return nil
 }
