@@ -95,7 +95,7 @@ func (c Cluster) String() string {
 	if r == "" {
 		r = LeastLoaded
 	}
-	return fmt.Sprintf("%dP+%dD, KV link %.0f GB/s, %s router", c.Prefill, c.Decode, bw/1e9, r)
+	return fmt.Sprintf("%dP+%dD, KV link %.4g GB/s, %s router", c.Prefill, c.Decode, bw/1e9, r)
 }
 
 // Placement is where one request went and when its KV cache moved.
