@@ -196,3 +196,37 @@ func BenchmarkDemoInterference(b *testing.B) {
 		}
 	}
 }
+
+func TestTraceReplay(t *testing.T) {
+	code, out, errs := cli(t, "sim", "--trace", "../../sim/testdata/traces/lab_burst.csv", "--policy", "chunked", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got simFigures
+	json.Unmarshal([]byte(out), &got)
+	if got.Submitted == 0 || got.Completed+got.Rejected != got.Submitted {
+		t.Fatalf("trace replay: %+v", got)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(bad, []byte("arrival,prompt,output\n0.1,100,10\n0.2,abc,5\n"), 0o644)
+	if code, _, errs := cli(t, "sim", "--trace", bad); code == 0 || !strings.Contains(errs, "line 3") {
+		t.Errorf("bad trace: exit %d, %q", code, errs)
+	}
+}
+
+func TestDisaggregatedGoodput(t *testing.T) {
+	code, out, errs := cli(t, "goodput", "--policy", "disaggregated", "--prefill-gpus", "2", "--decode-gpus", "1", "--requests", "300", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		RatePerGPU float64 `json:"rate_per_gpu"`
+	}
+	json.Unmarshal([]byte(out), &got)
+	if got.RatePerGPU <= 0 {
+		t.Fatalf("disaggregated goodput: %s", out)
+	}
+	if code, _, errs := cli(t, "goodput", "--policy", "disaggregated", "--prefill-gpus", "0"); code == 0 || errs == "" {
+		t.Error("zero prefill instances accepted")
+	}
+}

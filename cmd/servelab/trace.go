@@ -7,9 +7,12 @@ import (
 	"servelab/sim"
 )
 
-// readTraceFile reads a replay trace (CSV or JSONL).
+// readTraceFile reads a replay trace (CSV or JSONL of arrival, prompt, output).
 func readTraceFile(path string) ([]sim.Request, error) {
-	return nil, fmt.Errorf("--trace %s: trace replay is not built yet", path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	defer f.Close()
+	return sim.ReadTrace(f, path)
 }
-
-var _ = os.Open
