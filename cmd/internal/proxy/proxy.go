@@ -45,12 +45,29 @@ type Config struct {
 	Limiter *Limiter
 	// ClientKey names the client a request comes from, for Limiter.
 	ClientKey func(*http.Request) string
-	// Client sends the upstream requests; nil means http.DefaultClient.
-	Client *http.Client
+	// Client sends the upstream requests. Required: NoRedirectClient natively,
+	// the platform's fetch on Workers. It must not follow redirects, which
+	// could lead anywhere but the configured server.
+	Client Doer
 	// MaxDuration bounds one upstream exchange, stream included.
 	MaxDuration time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// Doer sends one HTTP request. *http.Client is one; the worker's is a thin
+// wrapper around the platform's fetch, which keeps Go's HTTP transport (and
+// its TLS code) out of the worker's binary.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// NoRedirectClient returns an http.Client for native servers that hands a
+// redirect back (the proxy answers it as a 502) rather than following it.
+func NoRedirectClient() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
 }
 
 // Proxy is an http.Handler for the /api routes. Make one with New.
@@ -92,7 +109,9 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.ClientKey = RemoteAddrKey
 	}
 	if cfg.Client == nil {
-		cfg.Client = http.DefaultClient
+		// No default: a default would link Go's HTTP transport and TLS into
+		// the worker, where they cannot run and cost about 1 MB.
+		return nil, errors.New("proxy: no HTTP client configured")
 	}
 	if cfg.MaxDuration <= 0 {
 		cfg.MaxDuration = DefaultMaxDuration

@@ -74,7 +74,7 @@ func newFakeLab(t *testing.T, tokens int) *fakeLab {
 }
 
 func newTestProxy(t *testing.T, lab *fakeLab, mod func(*Config)) *httptest.Server {
-	cfg := Config{Upstream: lab.URL + "/v1", APIKey: "sk-secret", MaxBodyBytes: 1024, MaxTokens: 64}
+	cfg := Config{Upstream: lab.URL + "/v1", APIKey: "sk-secret", MaxBodyBytes: 1024, MaxTokens: 64, Client: NoRedirectClient()}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -310,7 +310,7 @@ func TestBurstBeyondRateLimit(t *testing.T) {
 
 func TestNewRefusesBadUpstreams(t *testing.T) {
 	for _, u := range []string{"", "ftp://x", "http://", "http://user:pw@lab", "http://lab/?a=b", "lab:8000"} {
-		if _, err := New(Config{Upstream: u}); err == nil {
+		if _, err := New(Config{Upstream: u, Client: NoRedirectClient()}); err == nil {
 			t.Errorf("New(%q) accepted", u)
 		}
 	}

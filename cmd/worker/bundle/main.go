@@ -1,0 +1,169 @@
+// Command bundle builds the Cloudflare Worker (what `make worker` runs):
+//
+//	script/  edge.mjs (the entry), worker.mjs, runtime.mjs and wasm_exec.js
+//	         from github.com/syumai/workers, and app.wasm built from cmd/worker
+//	assets/  the site's servable files, for wrangler's assets directory (and
+//	         workerd's disk service in the local test)
+//
+// It prints the script's size, raw and gzipped, and fails when the gzipped
+// script is over the Workers limit, or when a static file is over the
+// per-file limit for assets.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:embed edge.mjs
+var edgeMJS []byte
+
+// Cloudflare's limits: the script after compression (free plan; paid is
+// 10 MB) and one static asset.
+const (
+	maxScriptGzip = 3_000_000
+	maxAssetBytes = 25 << 20
+)
+
+// servable are the extensions site.Handler serves; other files in site/
+// (Go sources, tests) are not staged.
+var servable = map[string]bool{".html": true, ".css": true, ".js": true, ".json": true,
+	".wasm": true, ".png": true, ".svg": true, ".txt": true}
+
+func main() {
+	out := flag.String("o", "build/worker", "output directory")
+	siteDir := flag.String("site", "site", "the site's static files")
+	flag.Parse()
+	if err := build(*out, *siteDir, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bundle:", err)
+		os.Exit(1)
+	}
+}
+
+func build(out, siteDir string, log io.Writer) error {
+	script := filepath.Join(out, "script")
+	// workers-assets-gen empties its output directory first.
+	gen := exec.Command("go", "run", "github.com/syumai/workers/cmd/workers-assets-gen", "-mode=go", "-o", script)
+	if err := run(gen); err != nil {
+		return err
+	}
+	wasm := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(script, "app.wasm"), "./cmd/worker")
+	wasm.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if err := run(wasm); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(script, "edge.mjs"), edgeMJS, 0o644); err != nil {
+		return err
+	}
+	raw, gz, err := dirSize(script)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "worker script %s: %d bytes, %d bytes gzip -9 (limit %d)\n", script, raw, gz, maxScriptGzip)
+	if gz > maxScriptGzip {
+		return fmt.Errorf("the worker script is %d bytes gzipped, over the Workers limit of %d", gz, maxScriptGzip)
+	}
+	n, err := stageAssets(siteDir, filepath.Join(out, "assets"), log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "static assets %s: %d files\n", filepath.Join(out, "assets"), n)
+	return nil
+}
+
+func run(c *exec.Cmd) error {
+	c.Stdout, c.Stderr = os.Stderr, os.Stderr
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%s: %v", strings.Join(c.Args, " "), err)
+	}
+	return nil
+}
+
+// dirSize sums the files of dir, raw and each gzipped at the best level (as
+// the upload compresses them).
+func dirSize(dir string) (raw, gz int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return 0, 0, err
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		raw += int64(len(b))
+		gz += int64(buf.Len())
+	}
+	return raw, gz, nil
+}
+
+// stageAssets copies the servable files of siteDir (and their .br/.gz
+// variants) into dst. A file over the per-asset limit is left out when a
+// compressed variant of it exists (edge.mjs serves that), and is an error
+// otherwise.
+func stageAssets(siteDir, dst string, log io.Writer) (int, error) {
+	if err := os.RemoveAll(dst); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir(siteDir)
+	if err != nil {
+		return 0, err
+	}
+	have := map[string]int64{}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			have[e.Name()] = info.Size()
+		}
+	}
+	var names []string
+	for name := range have {
+		base := strings.TrimSuffix(strings.TrimSuffix(name, ".br"), ".gz")
+		if servable[filepath.Ext(base)] {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	n := 0
+	for _, name := range names {
+		if have[name] > maxAssetBytes {
+			_, br := have[name+".br"]
+			_, gz := have[name+".gz"]
+			if !br && !gz {
+				return n, fmt.Errorf("%s is %d bytes, over the %d-byte limit for a static asset, and has no .br or .gz variant", name, have[name], maxAssetBytes)
+			}
+			fmt.Fprintf(log, "left out %s (%d bytes, over the asset limit): its compressed variants are served instead\n", name, have[name])
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(siteDir, name))
+		if err != nil {
+			return n, err
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if _, ok := have["index.html"]; !ok {
+		fmt.Fprintf(log, "warning: %s has no index.html\n", siteDir)
+	}
+	if _, ok := have["app.wasm"]; !ok {
+		fmt.Fprintf(log, "warning: %s has no app.wasm: run `make wasm` first\n", siteDir)
+	}
+	return n, nil
+}
