@@ -1,0 +1,489 @@
+package labserver
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Handler serves the OpenAI-compatible API, plus GET /servelab/stats (the
+// server's own timing) and GET /health.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/models", s.auth(s.models))
+	mux.HandleFunc("/v1/completions", s.auth(func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false) }))
+	mux.HandleFunc("/v1/chat/completions", s.auth(func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true) }))
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/servelab/stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats(r.URL.Query().Get("reset") == "1"))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "NotFoundError", "", fmt.Sprintf("no route %s %s; this lab server serves /v1/models, /v1/completions and /v1/chat/completions", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// apiError writes an OpenAI-style error body with the given status.
+func apiError(w http.ResponseWriter, status int, typ, param, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	var p any
+	if param != "" {
+		p = param
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": typ, "param": p, "code": status}})
+}
+
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.APIKey != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.APIKey)) != 1 {
+				apiError(w, http.StatusUnauthorized, "AuthenticationError", "", "missing or wrong API key (send Authorization: Bearer <key>)")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		apiError(w, http.StatusMethodNotAllowed, "BadRequestError", "", "use GET for /v1/models")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{
+		"id": s.cfg.ModelName, "object": "model", "created": s.started.Unix(), "owned_by": "servelab",
+		"max_model_len": s.cfg.MaxModelLen}}})
+}
+
+// request is the part of a completions or chat request the lab server reads.
+type request struct {
+	Model               string            `json:"model"`
+	Prompt              json.RawMessage   `json:"prompt"`
+	Messages            []json.RawMessage `json:"messages"`
+	MaxTokens           *float64          `json:"max_tokens"`
+	MaxCompletionTokens *float64          `json:"max_completion_tokens"`
+	Stream              bool              `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	IgnoreEOS bool     `json:"ignore_eos"`
+	N         *float64 `json:"n"`
+}
+
+// badRequest is a validation failure with the parameter it concerns.
+type badRequest struct{ param, msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+// parse reads and checks a generation request, returning it with its prompt length in tokens.
+func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*request, int, int, error) {
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	var req request
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, 0, 0, fmt.Errorf("request body larger than %d bytes: %w", s.cfg.MaxBodyBytes, err)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, 0, 0, &badRequest{te.Field, fmt.Sprintf("%s: wrong type (got JSON %s)", te.Field, te.Value)}
+		}
+		return nil, 0, 0, &badRequest{"", "request body is not valid JSON: " + err.Error()}
+	}
+	if req.N != nil && *req.N != 1 {
+		return nil, 0, 0, &badRequest{"n", "only n=1 is supported"}
+	}
+	var words float64
+	if chat {
+		if len(req.Messages) == 0 {
+			return nil, 0, 0, &badRequest{"messages", "messages must be a non-empty list"}
+		}
+		for i, m := range req.Messages {
+			n, err := messageWords(m)
+			if err != nil {
+				return nil, 0, 0, &badRequest{"messages", fmt.Sprintf("messages[%d]: %v", i, err)}
+			}
+			words += n
+		}
+	} else {
+		n, err := promptWords(req.Prompt)
+		if err != nil {
+			return nil, 0, 0, &badRequest{"prompt", err.Error()}
+		}
+		words = n
+	}
+	prompt := int(math.Ceil(words * s.cfg.TokensPerWord))
+	if prompt < 1 {
+		return nil, 0, 0, &badRequest{"prompt", "the prompt is empty"}
+	}
+	maxTok := float64(defaultComp)
+	if chat {
+		maxTok = defaultChat
+	}
+	param := "max_tokens"
+	if req.MaxCompletionTokens != nil {
+		maxTok, param = *req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if req.MaxTokens != nil {
+		maxTok, param = *req.MaxTokens, "max_tokens"
+	}
+	if maxTok != math.Trunc(maxTok) || maxTok < 1 || maxTok > maxTokens {
+		return nil, 0, 0, &badRequest{param, fmt.Sprintf("%s must be an integer in 1..%d, got %g", param, maxTokens, maxTok)}
+	}
+	output := int(maxTok)
+	if prompt > maxTokens || prompt+output > s.cfg.MaxModelLen {
+		what := "prompt"
+		if chat {
+			what = "messages"
+		}
+		return nil, 0, 0, &badRequest{"", fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.",
+			s.cfg.MaxModelLen, prompt+output, prompt, what, output, what)}
+	}
+	if s.cfg.NaturalLen > 0 && !req.IgnoreEOS && output > s.cfg.NaturalLen {
+		output = s.cfg.NaturalLen
+	}
+	return &req, prompt, output, nil
+}
+
+// promptWords counts a completions prompt: a string, a list of one string,
+// or a list of token ids.
+func promptWords(raw json.RawMessage) (float64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, errors.New("prompt is required")
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return countWords(str), nil
+	}
+	var strs []string
+	if json.Unmarshal(raw, &strs) == nil {
+		if len(strs) != 1 {
+			return 0, fmt.Errorf("a list prompt must hold exactly one string (batches are not supported), got %d", len(strs))
+		}
+		return countWords(strs[0]), nil
+	}
+	var ids []int64
+	if json.Unmarshal(raw, &ids) == nil {
+		return float64(len(ids)), nil
+	}
+	return 0, errors.New("prompt must be a string, a list of one string, or a list of token ids")
+}
+
+// messageWords counts one chat message's content: a string or text parts.
+func messageWords(raw json.RawMessage) (float64, error) {
+	var m struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, errors.New("want an object with role and content")
+	}
+	if m.Role == "" {
+		return 0, errors.New("role is required")
+	}
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return 0, nil
+	}
+	var str string
+	if json.Unmarshal(m.Content, &str) == nil {
+		return countWords(str), nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return 0, errors.New("content must be a string or a list of text parts")
+	}
+	var n float64
+	for _, p := range parts {
+		n += countWords(p.Text)
+	}
+	return n, nil
+}
+
+func countWords(s string) float64 {
+	n, in := 0, false
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return float64(n)
+}
+
+// generate serves /v1/completions and /v1/chat/completions.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	if r.Method != http.MethodPost {
+		apiError(w, http.StatusMethodNotAllowed, "BadRequestError", "", "use POST")
+		return
+	}
+	req, prompt, output, err := s.parse(w, r, chat)
+	if err != nil {
+		var bad *badRequest
+		switch {
+		case errors.As(err, &bad):
+			apiError(w, http.StatusBadRequest, "BadRequestError", bad.param, bad.msg)
+		case strings.Contains(err.Error(), "larger than"):
+			apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", "", err.Error())
+		default:
+			apiError(w, http.StatusBadRequest, "BadRequestError", "", err.Error())
+		}
+		return
+	}
+	if req.Model != "" && req.Model != s.cfg.ModelName {
+		apiError(w, http.StatusNotFound, "NotFoundError", "model", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	id := int(s.nextID.Add(1))
+	st := &stream{id: id, prompt: prompt, output: output, events: make(chan event, min(eventBuffer, output+1))}
+	if err := s.enqueue(st); err != nil {
+		apiError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "", err.Error())
+		return
+	}
+	s.active.Add(1)
+	defer s.active.Add(-1)
+	defer st.gone.Store(true)
+	f := frames{chat: chat, model: s.model, created: time.Now().Unix(), prompt: prompt, maxTokens: output,
+		requested: output}
+	if req.MaxTokens != nil {
+		f.requested = int(*req.MaxTokens)
+	}
+	if chat {
+		f.id = "chatcmpl-lab-" + strconv.Itoa(id)
+	} else {
+		f.id = "cmpl-lab-" + strconv.Itoa(id)
+	}
+	if req.Stream {
+		usage, cont := false, false
+		if req.StreamOptions != nil {
+			usage, cont = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
+		}
+		s.streamOut(w, r, st, &f, usage, cont)
+		return
+	}
+	s.whole(w, r, st, &f)
+}
+
+// streamOut writes the SSE stream: one frame per StreamInterval tokens (the
+// first token at once), flushed immediately.
+func (s *Server) streamOut(w http.ResponseWriter, r *http.Request, st *stream, f *frames, usage, cont bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies (nginx) must not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	var buf []byte
+	done, pending := 0, 0
+	write := func(at time.Time, frame []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := w.Write(frame); err != nil {
+			return false
+		}
+		if rc.Flush() != nil {
+			return false
+		}
+		if !at.IsZero() {
+			s.lat.add(time.Since(at))
+		}
+		return true
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev := <-st.events:
+			if ev.err != "" {
+				buf = f.errorFrame(buf[:0], ev.err)
+				write(time.Time{}, buf)
+				return
+			}
+			pending += ev.tokens
+			if !(ev.done || done == 0 || pending >= s.cfg.StreamInterval) {
+				continue
+			}
+			buf = buf[:0]
+			if f.chat && done == 0 {
+				buf = f.roleFrame(buf)
+			}
+			done += pending
+			buf = f.tokenFrame(buf, done-pending, pending, ev.done, cont)
+			pending = 0
+			if ev.done {
+				if usage {
+					buf = f.usageFrame(buf, done)
+				}
+				buf = append(buf, "data: [DONE]\n\n"...)
+			}
+			if !write(ev.at, buf) || ev.done {
+				return
+			}
+		}
+	}
+}
+
+// whole waits for every token and answers with one JSON body.
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, st *stream, f *frames) {
+	var text []byte
+	n := 0
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev := <-st.events:
+			if ev.err != "" {
+				apiError(w, http.StatusInternalServerError, "InternalServerError", "", ev.err)
+				return
+			}
+			for i := 0; i < ev.tokens; i++ {
+				text = append(text, tokenText(n)...)
+				n++
+			}
+			if !ev.done {
+				continue
+			}
+			finish := f.finish()
+			u := map[string]int{"prompt_tokens": f.prompt, "completion_tokens": n, "total_tokens": f.prompt + n}
+			var choice map[string]any
+			obj := "text_completion"
+			if f.chat {
+				obj = "chat.completion"
+				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(text)}, "finish_reason": finish}
+			} else {
+				choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": finish}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": f.id, "object": obj, "created": f.created,
+				"model": json.RawMessage(f.model), "choices": []any{choice}, "usage": u})
+			return
+		}
+	}
+}
+
+// frames builds the SSE frames of one response by appending bytes: no
+// reflection on the hot path, so a thousand streams stay cheap.
+type frames struct {
+	chat      bool
+	id        string
+	model     []byte
+	created   int64
+	prompt    int
+	maxTokens int // tokens this response will produce
+	requested int // max_tokens asked for
+}
+
+// finish is "length" when the response ran to max_tokens, "stop" when it ended early.
+func (f *frames) finish() string {
+	if f.maxTokens < f.requested {
+		return "stop"
+	}
+	return "length"
+}
+
+func (f *frames) head(b []byte) []byte {
+	b = append(b, `data: {"id":"`...)
+	b = append(b, f.id...)
+	if f.chat {
+		b = append(b, `","object":"chat.completion.chunk","created":`...)
+	} else {
+		b = append(b, `","object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, f.created, 10)
+	b = append(b, `,"model":`...)
+	b = append(b, f.model...)
+	return b
+}
+
+func (f *frames) appendUsage(b []byte, completion int) []byte {
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(f.prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(f.prompt+completion), 10)
+	return append(b, '}')
+}
+
+// roleFrame is the chat API's role-only first chunk (no content).
+func (f *frames) roleFrame(b []byte) []byte {
+	b = f.head(b)
+	return append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
+// tokenFrame carries tokens first..first+n-1.
+func (f *frames) tokenFrame(b []byte, first, n int, last, usage bool) []byte {
+	b = f.head(b)
+	if f.chat {
+		b = append(b, `,"choices":[{"index":0,"delta":{"content":"`...)
+	} else {
+		b = append(b, `,"choices":[{"index":0,"text":"`...)
+	}
+	for i := first; i < first+n; i++ {
+		b = append(b, tokenText(i)...)
+	}
+	if f.chat {
+		b = append(b, '"', '}')
+	} else {
+		b = append(b, `","logprobs":null`...)
+	}
+	b = append(b, `,"finish_reason":`...)
+	if last {
+		b = append(b, '"')
+		b = append(b, f.finish()...)
+		b = append(b, '"')
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, "}]"...)
+	if usage {
+		b = f.appendUsage(b, first+n)
+	}
+	return append(b, "}\n\n"...)
+}
+
+// usageFrame is the final usage-only chunk (stream_options.include_usage).
+func (f *frames) usageFrame(b []byte, completion int) []byte {
+	b = f.head(b)
+	b = append(b, `,"choices":[]`...)
+	b = f.appendUsage(b, completion)
+	return append(b, "}\n\n"...)
+}
+
+// errorFrame is a mid-stream error, as vLLM sends one.
+func (f *frames) errorFrame(b []byte, msg string) []byte {
+	b = append(b, `data: {"error":{"message":`...)
+	b = append(b, quoteJSON(msg)...)
+	return append(b, `,"type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
+}
+
+// vocabulary is the lab server's output text: plain words, so every token is one.
+var vocabulary = []string{" the", " lab", " server", " streams", " one", " token", " per", " step", " and",
+	" a", " long", " prompt", " stalls", " every", " other", " stream"}
+
+func tokenText(i int) string { return vocabulary[i%len(vocabulary)] }
+
+func quoteJSON(s string) []byte {
+	b, _ := json.Marshal(s)
+	return bytes.Clone(b)
+}

@@ -1,0 +1,420 @@
+package labserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+func stepModel(t testing.TB) sim.StepModel {
+	m, err := modelspecs.Get(modelspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hwspecs.Get(hwspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.NewStepModel(m, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// start runs a lab server on loopback; mod adjusts the default config.
+func start(t testing.TB, mod func(*Config)) (*Server, string) {
+	t.Helper()
+	pol, _ := sim.NewPolicy("chunked", 2048)
+	cfg := Config{Engine: sim.Config{Step: stepModel(t), Policy: pol}, ModelName: "lab-model"}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.Close(); hs.Close() })
+	return s, hs.URL
+}
+
+// frame is one SSE data line as a test client saw it.
+type frame struct {
+	at   time.Time
+	data map[string]any
+	raw  string
+}
+
+// openStream posts body to path and collects every data frame until [DONE] or EOF.
+func openStream(t testing.TB, ctx context.Context, url, path, body string) (*http.Response, []frame, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return resp, []frame{{raw: string(b)}}, nil
+	}
+	br := bufio.NewReader(resp.Body)
+	var out []frame
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return resp, out, err
+		}
+		now := time.Now()
+		line = strings.TrimSpace(line)
+		payload, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		if payload == "[DONE]" {
+			out = append(out, frame{at: now, raw: payload})
+			return resp, out, nil
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(payload), &d); err != nil {
+			t.Errorf("bad JSON frame %q: %v", payload, err)
+		}
+		out = append(out, frame{at: now, data: d, raw: payload})
+	}
+}
+
+func words(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d ", 10000+i)
+	}
+	return b.String()
+}
+
+func TestCompletionStreamShape(t *testing.T) {
+	_, url := start(t, nil)
+	resp, fs, err := openStream(t, context.Background(), url, "/v1/completions",
+		`{"model":"lab-model","prompt":"`+words(20)+`","max_tokens":5,"stream":true,"ignore_eos":true,
+		  "stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := resp.Header.Get("X-Accel-Buffering"); h != "no" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("headers %v", resp.Header)
+	}
+	// 5 token frames, a usage-only frame, [DONE].
+	if len(fs) != 7 || fs[6].raw != "[DONE]" {
+		t.Fatalf("frames %d: %v", len(fs), fs)
+	}
+	for i := 0; i < 5; i++ {
+		c := fs[i].data["choices"].([]any)[0].(map[string]any)
+		u := fs[i].data["usage"].(map[string]any)
+		if c["text"] == "" || u["completion_tokens"] != float64(i+1) || u["prompt_tokens"] != float64(20) {
+			t.Errorf("frame %d: %s", i, fs[i].raw)
+		}
+		if want := map[bool]any{true: "length", false: nil}[i == 4]; c["finish_reason"] != want {
+			t.Errorf("frame %d finish_reason %v", i, c["finish_reason"])
+		}
+	}
+	if ch := fs[5].data["choices"].([]any); len(ch) != 0 || fs[5].data["usage"].(map[string]any)["completion_tokens"] != float64(5) {
+		t.Errorf("usage frame %s", fs[5].raw)
+	}
+}
+
+func TestChatStreamHasRoleChunkAndFrameInterval(t *testing.T) {
+	_, url := start(t, func(c *Config) { c.StreamInterval = 3 })
+	_, fs, err := openStream(t, context.Background(), url, "/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"`+words(10)+`"}],"max_tokens":7,"stream":true,
+		  "stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// role chunk, then frames of 1 (first token at once), 3, 3 tokens, usage, [DONE].
+	delta := func(i int) map[string]any {
+		return fs[i].data["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+	}
+	if len(fs) != 6 || delta(0)["role"] != "assistant" || delta(0)["content"] != "" {
+		t.Fatalf("frames %v", fs)
+	}
+	for i, want := range []float64{1, 4, 7} {
+		if u := fs[i+1].data["usage"].(map[string]any)["completion_tokens"]; u != want {
+			t.Errorf("frame %d completion_tokens %v, want %v", i+1, u, want)
+		}
+		if n := len(strings.Fields(delta(i + 1)["content"].(string))); n != []int{1, 3, 3}[i] {
+			t.Errorf("frame %d carries %d words", i+1, n)
+		}
+	}
+}
+
+func TestNonStreamAndNaturalLength(t *testing.T) {
+	_, url := start(t, func(c *Config) { c.NaturalLen = 3 })
+	post := func(body string) map[string]any {
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("status %d: %v %v", resp.StatusCode, err, out)
+		}
+		return out
+	}
+	got := post(`{"messages":[{"role":"user","content":[{"type":"text","text":"a b c"}]}],"max_tokens":8}`)
+	ch := got["choices"].([]any)[0].(map[string]any)
+	if got["usage"].(map[string]any)["completion_tokens"] != float64(3) || ch["finish_reason"] != "stop" {
+		t.Errorf("without ignore_eos: %v", got)
+	}
+	got = post(`{"messages":[{"role":"user","content":"a b c"}],"max_tokens":8,"ignore_eos":true}`)
+	ch = got["choices"].([]any)[0].(map[string]any)
+	msg := ch["message"].(map[string]any)["content"].(string)
+	if got["usage"].(map[string]any)["completion_tokens"] != float64(8) || ch["finish_reason"] != "length" || len(strings.Fields(msg)) != 8 {
+		t.Errorf("with ignore_eos: %v", got)
+	}
+}
+
+func TestErrorsAreOpenAIStyle(t *testing.T) {
+	_, url := start(t, func(c *Config) { c.MaxModelLen = 100; c.APIKey = "sekret" })
+	for _, c := range []struct {
+		method, path, auth, body string
+		status                   int
+		want                     string
+	}{
+		{"POST", "/v1/completions", "", `{"prompt":"x","max_tokens":1}`, 401, "API key"},
+		{"POST", "/v1/completions", "Bearer wrong", `{"prompt":"x","max_tokens":1}`, 401, "API key"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"` + words(95) + `","max_tokens":10}`, 400, "maximum context length is 100 tokens. However, you requested 105 tokens (95 in the prompt, 10 in the completion)"},
+		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[{"role":"user","content":"` + words(99) + `"}],"max_tokens":2}`, 400, "(99 in the messages, 2 in the completion)"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","model":"gpt-9"}`, 404, "The model `gpt-9` does not exist."},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x",`, 400, "not valid JSON"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","max_tokens":0}`, 400, "max_tokens must be an integer"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","max_tokens":1.5}`, 400, "max_tokens must be an integer"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","n":2}`, 400, "n=1"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"max_tokens":1}`, 400, "prompt is required"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"   "}`, 400, "empty"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":{"a":1}}`, 400, "prompt must be"},
+		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[]}`, 400, "messages must be"},
+		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[{"content":"x"}]}`, 400, "role is required"},
+		{"GET", "/v1/completions", "Bearer sekret", ``, 405, "POST"},
+		{"GET", "/v2/whatever", "Bearer sekret", ``, 404, "no route"},
+	} {
+		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    int    `json:"code"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != c.status || body.Error.Code != c.status || !strings.Contains(body.Error.Message, c.want) || body.Error.Type == "" {
+			t.Errorf("%s %s %s: status %d, body %+v (%v); want %d and %q", c.method, c.path, c.body, resp.StatusCode, body, err, c.status, c.want)
+		}
+	}
+}
+
+func TestModels(t *testing.T) {
+	_, url := start(t, nil)
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || len(m.Data) != 1 || m.Data[0].ID != "lab-model" || m.Data[0].MaxModelLen != 131072 {
+		t.Errorf("%v %+v", err, m)
+	}
+}
+
+// gaps returns the gaps between a stream's token frames.
+func gaps(fs []frame) []float64 {
+	var out []float64
+	var last time.Time
+	for _, f := range fs {
+		if f.data == nil {
+			continue
+		}
+		if ch, _ := f.data["choices"].([]any); len(ch) == 0 {
+			continue
+		}
+		if !last.IsZero() {
+			out = append(out, f.at.Sub(last).Seconds())
+		}
+		last = f.at
+	}
+	return out
+}
+
+// One stream alone: every gap is the simulator's decode step for batch 1 at
+// its context; and a long prompt arriving mid-stream stalls it for exactly
+// the prefill step the simulator prices.
+func TestStreamsFollowTheEngineClock(t *testing.T) {
+	step := stepModel(t)
+	pf, _ := sim.NewPolicy("prefill-first", 0)
+	_, url := start(t, func(c *Config) { c.Engine.Policy = pf })
+	var wg sync.WaitGroup
+	var short []frame
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, fs, err := openStream(t, context.Background(), url, "/v1/completions",
+			`{"prompt":"`+words(100)+`","max_tokens":120,"stream":true,"ignore_eos":true}`)
+		if err != nil {
+			t.Error(err)
+		}
+		short = fs
+	}()
+	time.Sleep(300 * time.Millisecond)
+	const long = 8000
+	_, lf, err := openStream(t, context.Background(), url, "/v1/completions",
+		`{"prompt":"`+words(long)+`","max_tokens":2,"stream":true,"ignore_eos":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if len(lf) != 3 {
+		t.Fatalf("long stream frames %v", lf)
+	}
+	g := gaps(short)
+	if len(g) != 119 {
+		t.Fatalf("%d gaps", len(g))
+	}
+	decode := step.Decode(1, 150).Seconds
+	sorted := append([]float64(nil), g...)
+	med := sim.Percentile(sorted, 50)
+	if math.Abs(med-decode) > 0.5e-3 {
+		t.Errorf("median gap %.3f ms, simulator's decode step %.3f ms", med*1e3, decode*1e3)
+	}
+	// The stall: one prefill-only step of the long prompt, then the decode
+	// step (of both sequences) that produces the short stream's next token.
+	want := step.Prefill(long).Seconds + step.Mixed(2, 300+long, 0).Seconds
+	worst := sorted[len(sorted)-1]
+	if math.Abs(worst-want) > 0.05*want {
+		t.Errorf("worst gap %.1f ms, simulator says %.1f ms (prefill %.1f ms)", worst*1e3, want*1e3, step.Prefill(long).Seconds*1e3)
+	}
+}
+
+func TestCadenceSelfTest(t *testing.T) {
+	const d = 5 * time.Millisecond
+	s, url := start(t, func(c *Config) { c.Cadence = d })
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var all []float64
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, fs, err := openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"x","max_tokens":40,"stream":true}`)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			all = append(all, gaps(fs)...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(all) != 8*39 {
+		t.Fatalf("%d gaps", len(all))
+	}
+	med := sim.Percentile(all, 50)
+	if math.Abs(med-d.Seconds()) > 0.3e-3 {
+		t.Errorf("median gap %.3f ms, cadence %v", med*1e3, d)
+	}
+	// The handlers record a frame after writing it; let the last ones finish.
+	for i := 0; i < 100 && s.Stats(false).Active > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := s.Stats(false); st.Frames != 8*40 || st.Mode != "cadence" || st.LateP50ms > 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Clients that vanish mid-stream cost the server nothing lasting: their
+// handlers end, and the next client is served on time.
+func TestSurvivesClientsVanishing(t *testing.T) {
+	_, url := start(t, nil)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, _ = openStream(t, ctx, url, "/v1/completions", `{"prompt":"a b c","max_tokens":400,"stream":true}`)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	_, fs, err := openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"a b c","max_tokens":5,"stream":true}`)
+	if err != nil || len(fs) != 6 {
+		t.Fatalf("after the vanishing clients: %v %d frames", err, len(fs))
+	}
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before+5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+5 {
+		t.Errorf("%d goroutines, %d before: handlers leaked", n, before)
+	}
+}
+
+func TestCloseEndsStreamsWithErrorFrame(t *testing.T) {
+	s, url := start(t, nil)
+	done := make(chan []frame)
+	go func() {
+		_, fs, _ := openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"a","max_tokens":100000,"stream":true}`)
+		done <- fs
+	}()
+	time.Sleep(100 * time.Millisecond)
+	s.Close()
+	select {
+	case fs := <-done:
+		if len(fs) == 0 || fs[len(fs)-1].data["error"] == nil {
+			t.Errorf("last frame %v", fs[len(fs)-1].raw)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("stream did not end on Close")
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, c := range []Config{
+		{TimeScale: -1}, {StreamInterval: -2}, {Cadence: time.Nanosecond}, {TokensPerWord: math.NaN()}, {NaturalLen: -1},
+	} {
+		c.Engine.Step = stepModel(t)
+		if s, err := New(c); err == nil {
+			s.Close()
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
