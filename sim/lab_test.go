@@ -6,7 +6,7 @@ import (
 )
 
 func TestLabStallWithAndWithoutChunking(t *testing.T) {
-	step := llama8bH100(t)
+	step := lectureStep(t)
 	w := DefaultLab()
 	pf, err := RunLab(Config{Step: step, Policy: PrefillFirst{MaxTokens: 32768}}, w)
 	if err != nil {
@@ -47,7 +47,7 @@ func TestLabStallWithAndWithoutChunking(t *testing.T) {
 func TestLabLongPromptTooLongFails(t *testing.T) {
 	w := DefaultLab()
 	w.LongInputLen, w.Duration, w.InjectAfter = 200000, 5, 1
-	out, err := RunLab(Config{Step: llama8bH100(t), Policy: Chunked{Budget: 2048}}, w)
+	out, err := RunLab(Config{Step: lectureStep(t), Policy: Chunked{Budget: 2048}}, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestLabValidates(t *testing.T) {
 	} {
 		w := DefaultLab()
 		edit(&w)
-		if _, err := RunLab(Config{Step: llama8bH100(t), Policy: Chunked{Budget: 2048}}, w); err == nil {
+		if _, err := RunLab(Config{Step: lectureStep(t), Policy: Chunked{Budget: 2048}}, w); err == nil {
 			t.Errorf("accepted %+v", w)
 		}
 	}

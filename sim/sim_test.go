@@ -11,32 +11,14 @@ import (
 	"servelab/modelspecs"
 )
 
-// lectureStep is Llama-3.1-8B on an H100 SXM with the default assumptions.
-func llama8bH100(t testing.TB) StepModel {
-	t.Helper()
-	m, err := modelspecs.Get("Llama-3.1-8B")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hwspecs.Get("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewStepModel(m, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func lecture(t testing.TB) Lecture {
-	return Lecture{Step: llama8bH100(t), N: 1500, Prompt: 512, Output: 64}
+	return Lecture{Step: lectureStep(t), N: 1500, Prompt: 512, Output: 64}
 }
 
 func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*want }
 
 func TestStepFiguresMatchDesign(t *testing.T) {
-	s := llama8bH100(t)
+	s := lectureStep(t)
 	dec := s.Decode(32, 32*700)
 	cases := []struct {
 		name      string
@@ -59,7 +41,7 @@ func TestStepFiguresMatchDesign(t *testing.T) {
 }
 
 func TestStepModelRejectsBadAssumptions(t *testing.T) {
-	s := llama8bH100(t)
+	s := lectureStep(t)
 	for _, edit := range []func(*StepModel){
 		func(s *StepModel) { s.EffCompute = math.NaN() },
 		func(s *StepModel) { s.EffMem = 3 },
@@ -75,10 +57,10 @@ func TestStepModelRejectsBadAssumptions(t *testing.T) {
 }
 
 func TestTensorParallelSplitsWorkAndAddsCommunication(t *testing.T) {
-	s := llama8bH100(t)
+	s := lectureStep(t)
 	s.TP = 4
 	s, _ = s.Prepare()
-	one := llama8bH100(t)
+	one := lectureStep(t)
 	c4, c1 := s.Mixed(32, 32*700, 2048), one.Mixed(32, 32*700, 2048)
 	if !(c4.ComputeTime < c1.ComputeTime/3.9 && c4.CommTime > 0 && c4.Seconds < c1.Seconds) {
 		t.Errorf("TP4 %+v vs TP1 %+v", c4, c1)
@@ -175,7 +157,7 @@ func TestDeterministicForASeed(t *testing.T) {
 
 // The online driver (submit as time passes) and the whole-run driver are the same engine.
 func TestOnlineSubmissionMatchesWholeRun(t *testing.T) {
-	step := llama8bH100(t)
+	step := lectureStep(t)
 	reqs, _ := Poisson(300, 30, 512, 64, 3)
 	whole, err := Run(Config{Step: step, Policy: Chunked{Budget: 1024}}, reqs)
 	if err != nil {
@@ -208,7 +190,7 @@ func TestOnlineSubmissionMatchesWholeRun(t *testing.T) {
 
 func TestIterationsAccountForEveryToken(t *testing.T) {
 	reqs, _ := Poisson(200, 20, 300, 40, 1)
-	out, err := Run(Config{Step: llama8bH100(t), Policy: Chunked{Budget: 256}, Trace: true}, reqs)
+	out, err := Run(Config{Step: lectureStep(t), Policy: Chunked{Budget: 256}, Trace: true}, reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +223,7 @@ func TestIterationsAccountForEveryToken(t *testing.T) {
 }
 
 func TestMemoryPressureAccountsForEveryRequest(t *testing.T) {
-	step := llama8bH100(t)
+	step := lectureStep(t)
 	reqs, _ := PoissonLengths(400, 200, Uniform(100, 3000), Uniform(50, 600), 5)
 	reqs = append(reqs, Request{ID: 400, Arrival: 0.5, Prompt: 200000, Output: 10}) // longer than the context
 	for _, preempt := range []bool{true, false} {
@@ -272,7 +254,7 @@ func TestMemoryPressureAccountsForEveryRequest(t *testing.T) {
 }
 
 func TestAbsurdInputIsBounded(t *testing.T) {
-	step := llama8bH100(t)
+	step := lectureStep(t)
 	if _, err := Poisson(10, math.NaN(), 512, 64, 0); err == nil {
 		t.Error("NaN rate accepted")
 	}
