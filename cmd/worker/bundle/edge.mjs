@@ -101,6 +101,19 @@ async function serveStatic(request, env) {
     const body = request.method === "HEAD" ? null : r.body;
     return new Response(body, { status: 200, headers, encodeBody: encoding ? "manual" : "automatic" });
   }
+  // A file too big for the assets store (25 MiB) is uploaded only
+  // compressed; a client that takes neither br nor gzip gets it unpacked here.
+  if (!accepts(ae, "gzip")) {
+    const r = await env.ASSETS.fetch(new URL(name + ".gz", url));
+    if (r.ok) {
+      const body = request.method === "HEAD" ? null : r.body.pipeThrough(new DecompressionStream("gzip"));
+      return new Response(body, {
+        status: 200,
+        headers: { "Content-Type": type, "Cache-Control": "no-cache", "Vary": "Accept-Encoding", "X-Content-Type-Options": "nosniff" },
+      });
+    }
+    await r.body?.cancel();
+  }
   return jsonError(404, "not_found", "not found");
 }
 

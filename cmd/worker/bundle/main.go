@@ -3,7 +3,9 @@
 //	script/  edge.mjs (the entry), worker.mjs, runtime.mjs and wasm_exec.js
 //	         from github.com/syumai/workers, and app.wasm built from cmd/worker
 //	assets/  the site's servable files, for wrangler's assets directory (and
-//	         workerd's disk service in the local test)
+//	         workerd's disk service locally)
+//	workerd.capnp  a workerd configuration that serves both, for trying the
+//	         worker locally (`make worker-local`) and for the e2e test
 //
 // It prints the script's size, raw and gzipped, and fails when the gzipped
 // script is over the Workers limit, or when a static file is over the
@@ -39,17 +41,37 @@ const (
 var servable = map[string]bool{".html": true, ".css": true, ".js": true, ".json": true,
 	".wasm": true, ".png": true, ".svg": true, ".txt": true}
 
+// Local is the environment workerd.capnp gives the worker: what wrangler's
+// vars and secrets give it on Cloudflare.
+type Local struct {
+	Listen    string // address workerd listens on (--socket-fd http=N overrides it)
+	Lab       string // LAB_SERVER_URL
+	APIKey    string // LAB_API_KEY
+	MaxTokens int    // MAX_TOKENS; 0 leaves it unset
+	MaxBody   int    // MAX_BODY_BYTES
+	PerMinute int    // RATE_LIMIT_PER_MINUTE
+	Burst     int    // RATE_LIMIT_BURST
+}
+
 func main() {
 	out := flag.String("o", "build/worker", "output directory")
 	siteDir := flag.String("site", "site", "the site's static files")
+	var loc Local
+	flag.StringVar(&loc.Listen, "listen", "127.0.0.1:8787", "workerd.capnp: the address to listen on")
+	flag.StringVar(&loc.Lab, "lab", "http://127.0.0.1:8000", "workerd.capnp: the lab server (LAB_SERVER_URL)")
+	flag.StringVar(&loc.APIKey, "api-key", "", "workerd.capnp: the lab server's API key (LAB_API_KEY)")
+	flag.IntVar(&loc.MaxTokens, "max-tokens", 0, "workerd.capnp: MAX_TOKENS (0: the worker's default)")
+	flag.IntVar(&loc.MaxBody, "max-body", 0, "workerd.capnp: MAX_BODY_BYTES (0: the worker's default)")
+	flag.IntVar(&loc.PerMinute, "per-minute", 0, "workerd.capnp: RATE_LIMIT_PER_MINUTE (0: the worker's default)")
+	flag.IntVar(&loc.Burst, "burst", 0, "workerd.capnp: RATE_LIMIT_BURST (0: the worker's default)")
 	flag.Parse()
-	if err := build(*out, *siteDir, os.Stdout); err != nil {
+	if err := build(*out, *siteDir, loc, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
 }
 
-func build(out, siteDir string, log io.Writer) error {
+func build(out, siteDir string, loc Local, log io.Writer) error {
 	script := filepath.Join(out, "script")
 	// workers-assets-gen empties its output directory first.
 	gen := exec.Command("go", "run", "github.com/syumai/workers/cmd/workers-assets-gen", "-mode=go", "-o", script)
@@ -77,7 +99,62 @@ func build(out, siteDir string, log io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(log, "static assets %s: %d files\n", filepath.Join(out, "assets"), n)
+	if err := os.WriteFile(filepath.Join(out, "workerd.capnp"), []byte(workerdConfig(loc)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "local run: cd %s && workerd serve workerd.capnp  (http://%s, lab server %s)\n", out, loc.Listen, loc.Lab)
 	return nil
+}
+
+// workerdConfig is workerd's configuration for the bundle: the worker with
+// its settings as text bindings, the assets directory as a disk service
+// bound as ASSETS (what wrangler's assets directory is on Cloudflare), and a
+// network service that lets fetch reach loopback and private addresses,
+// where a lab server usually is.
+func workerdConfig(loc Local) string {
+	var b strings.Builder
+	b.WriteString(`using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .edge),
+    (name = "assets", disk = (path = "assets")),
+    (name = "net", network = (allow = ["public", "private", "local"])),
+  ],
+`)
+	fmt.Fprintf(&b, "  sockets = [(name = \"http\", address = %q, http = (), service = \"main\")],\n);\n", loc.Listen)
+	b.WriteString(`
+const edge :Workerd.Worker = (
+  modules = [
+    (name = "edge.mjs", esModule = embed "script/edge.mjs"),
+    (name = "worker.mjs", esModule = embed "script/worker.mjs"),
+    (name = "runtime.mjs", esModule = embed "script/runtime.mjs"),
+    (name = "wasm_exec.js", esModule = embed "script/wasm_exec.js"),
+    (name = "app.wasm", wasm = embed "script/app.wasm"),
+  ],
+  compatibilityDate = "2025-01-01",
+  globalOutbound = "net",
+  bindings = [
+    (name = "ASSETS", service = "assets"),
+`)
+	text := func(name, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "    (name = %q, text = %q),\n", name, v)
+		}
+	}
+	num := func(name string, v int) {
+		if v > 0 {
+			text(name, fmt.Sprint(v))
+		}
+	}
+	text("LAB_SERVER_URL", loc.Lab)
+	text("LAB_API_KEY", loc.APIKey)
+	num("MAX_TOKENS", loc.MaxTokens)
+	num("MAX_BODY_BYTES", loc.MaxBody)
+	num("RATE_LIMIT_PER_MINUTE", loc.PerMinute)
+	num("RATE_LIMIT_BURST", loc.Burst)
+	b.WriteString("  ],\n);\n")
+	return b.String()
 }
 
 func run(c *exec.Cmd) error {

@@ -20,12 +20,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"servelab/cmd/internal/labserver"
 )
 
 // The worker's limits in this test: small, so that the guard rails are
@@ -134,11 +137,14 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	return string(out)
 }
 
-// buildWorker runs the same builder as `make worker` and checks the size it
-// reports against the Workers limit.
-func buildWorker(t *testing.T, root, site string) string {
+// buildWorker runs the same builder as `make worker`, with this test's lab
+// server and limits in its workerd.capnp, and checks the size it reports
+// against the Workers limit.
+func buildWorker(t *testing.T, root, site, labURL string) string {
 	out := filepath.Join(t.TempDir(), "worker")
-	log := goCmd(t, root, nil, "run", "./cmd/worker/bundle", "-o", out, "-site", site)
+	log := goCmd(t, root, nil, "run", "./cmd/worker/bundle", "-o", out, "-site", site,
+		"-lab", labURL, "-api-key", "sk-e2e-secret", "-max-tokens", fmt.Sprint(testMaxTokens),
+		"-max-body", fmt.Sprint(testMaxBody), "-per-minute", fmt.Sprint(testPerMinute), "-burst", fmt.Sprint(testBurst))
 	t.Logf("make worker says:\n%s", log)
 	m := regexp.MustCompile(`(\d+) bytes, (\d+) bytes gzip -9 \(limit (\d+)\)`).FindStringSubmatch(log)
 	if m == nil {
@@ -151,50 +157,10 @@ func buildWorker(t *testing.T, root, site string) string {
 	return out
 }
 
-// configCapnp is workerd's configuration: the worker with its settings as
-// text bindings, the staged site as a disk service bound as ASSETS (what
-// wrangler's assets directory is on Cloudflare), and a network service that
-// lets fetch reach loopback, where the lab server listens.
-const configCapnp = `using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .edge),
-    (name = "assets", disk = (path = %q)),
-    (name = "net", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [(name = "http", http = (), service = "main")],
-);
-
-const edge :Workerd.Worker = (
-  modules = [
-    (name = "edge.mjs", esModule = embed "script/edge.mjs"),
-    (name = "worker.mjs", esModule = embed "script/worker.mjs"),
-    (name = "runtime.mjs", esModule = embed "script/runtime.mjs"),
-    (name = "wasm_exec.js", esModule = embed "script/wasm_exec.js"),
-    (name = "app.wasm", wasm = embed "script/app.wasm"),
-  ],
-  compatibilityDate = "2025-01-01",
-  bindings = [
-    (name = "LAB_SERVER_URL", text = %q),
-    (name = "LAB_API_KEY", text = "sk-e2e-secret"),
-    (name = "MAX_TOKENS", text = "%d"),
-    (name = "MAX_BODY_BYTES", text = "%d"),
-    (name = "RATE_LIMIT_PER_MINUTE", text = "%d"),
-    (name = "RATE_LIMIT_BURST", text = "%d"),
-    (name = "ASSETS", service = "assets"),
-  ],
-  globalOutbound = "net",
-);
-`
-
-// startWorkerd runs workerd in its own process group on a listener this
-// test opened (so no port race), and stops the whole group at cleanup.
-func startWorkerd(t *testing.T, workerd, dir, labURL string) string {
-	cfg := fmt.Sprintf(configCapnp, filepath.Join(dir, "assets"), labURL, testMaxTokens, testMaxBody, testPerMinute, testBurst)
-	if err := os.WriteFile(filepath.Join(dir, "config.capnp"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// startWorkerd runs workerd on the bundle's workerd.capnp in its own process
+// group, on a listener this test opened (so no port race), and stops the
+// whole group at cleanup.
+func startWorkerd(t *testing.T, workerd, dir string) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +173,7 @@ func startWorkerd(t *testing.T, workerd, dir, labURL string) string {
 	ln.Close() // the duplicate in lf stays open for workerd
 	var logs bytes.Buffer
 	var logMu sync.Mutex
-	cmd := exec.Command(workerd, "serve", "config.capnp", "--socket-fd", "http=3")
+	cmd := exec.Command(workerd, "serve", "workerd.capnp", "--socket-fd", "http=3")
 	cmd.Dir = dir
 	cmd.ExtraFiles = []*os.File{lf}
 	w := lockedWriter{&logs, &logMu}
@@ -277,58 +243,65 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-// stubLab is a lab server whose streams send each token only when the test
-// releases it, so the test can tell streaming from buffering exactly, and
-// which records every request that reached it.
-type stubLab struct {
+// lab is the worker's upstream on loopback: servelab's own lab server
+// (cmd/internal/labserver, in its metronome mode so that token times are
+// exact), behind a recorder of every request that reaches it. Requests with
+// the prompt "lockstep" go instead to a stream that sends each token only
+// when the test releases it, so the test can tell streaming from buffering
+// without relying on timing.
+type lab struct {
+	real    http.Handler
 	release chan struct{}
 	mu      sync.Mutex
 	prompts []string
 	auth    []string
 }
 
-func (l *stubLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+const labCadence = 80 * time.Millisecond
+
+func newLab(t *testing.T) *lab {
+	ls, err := labserver.New(labserver.Config{Cadence: labCadence, APIKey: "sk-e2e-secret", ModelName: "e2e-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ls.Close)
+	return &lab{real: ls.Handler(), release: make(chan struct{})}
+}
+
+func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(b))
 	var body struct {
 		Prompt    string `json:"prompt"`
 		MaxTokens int    `json:"max_tokens"`
-		Stream    bool   `json:"stream"`
 	}
-	json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body)
+	json.Unmarshal(b, &body)
 	l.mu.Lock()
 	l.prompts = append(l.prompts, body.Prompt)
 	l.auth = append(l.auth, r.Header.Get("Authorization"))
 	l.mu.Unlock()
-	if r.URL.Path != "/v1/completions" {
-		http.Error(w, `{"error":{"message":"not here"}}`, 404)
-		return
-	}
-	if !body.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"choices":[{"text":"ok"}],"usage":{"completion_tokens":%d}}`, body.MaxTokens)
+	if body.Prompt != "lockstep" {
+		l.real.ServeHTTP(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
 	w.(http.Flusher).Flush()
 	for i := 0; i < body.MaxTokens; i++ {
-		if body.Prompt == "lockstep" {
-			select {
-			case <-l.release:
-			case <-r.Context().Done():
-				return
-			case <-time.After(20 * time.Second):
-				return
-			}
-		} else {
-			time.Sleep(100 * time.Millisecond)
+		select {
+		case <-l.release:
+		case <-r.Context().Done():
+			return
+		case <-time.After(20 * time.Second):
+			return
 		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\" t%d\"}],\"usage\":{\"completion_tokens\":%d}}\n\n", i, i+1)
+		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\" t%d\"}]}\n\n", i)
 		w.(http.Flusher).Flush()
 	}
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
-func (l *stubLab) seen(prompt string) int {
+func (l *lab) seen(prompt string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -376,22 +349,54 @@ func TestWorkerInWorkerd(t *testing.T) {
 	root := repoRoot(t)
 	workerd := findWorkerd(t, root)
 	site := stageSite(t, root)
-	dir := buildWorker(t, root, site)
-	lab := &stubLab{release: make(chan struct{})}
+	lab := newLab(t)
 	labURL := serveLab(t, lab)
-	base := startWorkerd(t, workerd, dir, labURL+"/v1")
+	dir := buildWorker(t, root, site, labURL+"/v1")
+	base := startWorkerd(t, workerd, dir)
 
 	t.Run("page", func(t *testing.T) {
-		want, _ := os.ReadFile(filepath.Join(site, "index.html"))
+		// "/" is index.html; every other file of the site but the wasm (next) is served as it is.
+		paths := map[string]string{"/": "index.html"}
+		entries, _ := os.ReadDir(site)
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "app.wasm") {
+				paths["/"+e.Name()] = e.Name()
+			}
+		}
+		for path, name := range paths {
+			want, _ := os.ReadFile(filepath.Join(site, name))
+			resp, err := client.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") == "" || !bytes.Equal(got, want) {
+				t.Errorf("GET %s = %d %q, %d bytes; want site/%s (%d bytes)", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(got), name, len(want))
+			}
+		}
 		resp, err := client.Get(base + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !bytes.Equal(got, want) {
-			t.Fatalf("GET / = %d %q, %d bytes; want site/index.html (%d bytes)", resp.StatusCode, resp.Header.Get("Content-Type"), len(got), len(want))
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET / has type %q", resp.Header.Get("Content-Type"))
 		}
+		// Worker overhead: each request starts a fresh Go instance.
+		var lat []time.Duration
+		for i := 0; i < 10; i++ {
+			start := time.Now()
+			resp, err := client.Get(base + "/api/info")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lat = append(lat, time.Since(start))
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		t.Logf("GET /api/info through the Go worker: median %v, max %v over %d", lat[len(lat)/2].Round(100*time.Microsecond), lat[len(lat)-1].Round(100*time.Microsecond), len(lat))
 	})
 
 	t.Run("wasm", func(t *testing.T) {
@@ -505,12 +510,12 @@ func TestWorkerInWorkerd(t *testing.T) {
 		}
 	})
 
-	t.Run("timed stream", func(t *testing.T) {
-		// A lab server that paces itself (100 ms a token): arrival times at
-		// the client must keep that pace, not bunch up at the end.
-		const n = 8
+	t.Run("lab server stream keeps its pace", func(t *testing.T) {
+		// The lab server sends a token every labCadence: arrival times at the
+		// client, through workerd, must keep that pace, not bunch up.
+		const n = 10
 		req, _ := http.NewRequest("POST", base+"/api/v1/completions",
-			strings.NewReader(fmt.Sprintf(`{"prompt":"paced","max_tokens":%d,"stream":true}`, n)))
+			strings.NewReader(fmt.Sprintf(`{"model":"e2e-model","prompt":"one two three","max_tokens":%d,"stream":true,"ignore_eos":true}`, n)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("CF-Connecting-IP", "198.51.100.2")
 		start := time.Now()
@@ -519,27 +524,60 @@ func TestWorkerInWorkerd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
 		rd := bufio.NewReader(resp.Body)
 		var at []time.Duration
+		var text strings.Builder
 		for {
 			line, err := rd.ReadString('\n')
 			if err != nil {
 				break
 			}
-			if strings.HasPrefix(line, "data: {") {
+			if !strings.HasPrefix(line, "data: {") {
+				continue
+			}
+			var f struct {
+				Choices []struct{ Text string }
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &f) != nil {
+				t.Fatalf("a broken frame came through: %q", line)
+			}
+			if len(f.Choices) > 0 && f.Choices[0].Text != "" {
 				at = append(at, time.Since(start))
+				text.WriteString(f.Choices[0].Text)
 			}
 		}
 		if len(at) != n {
-			t.Fatalf("%d frames, want %d", len(at), n)
+			t.Fatalf("%d token frames, want %d", len(at), n)
 		}
 		var gaps []time.Duration
 		for i := 1; i < n; i++ {
-			gaps = append(gaps, at[i]-at[i-1])
+			gaps = append(gaps, (at[i] - at[i-1]).Round(100*time.Microsecond))
 		}
-		t.Logf("frame arrivals %v, gaps %v", at, gaps)
-		if span := at[n-1] - at[0]; span < time.Duration(n-1)*100*time.Millisecond*6/10 {
-			t.Fatalf("frames %d..%d arrived within %v: bunched, not streamed", 1, n, span)
+		sorted := append([]time.Duration(nil), gaps...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+		median := sorted[len(sorted)/2]
+		t.Logf("first token after %v; gaps between frames at the client %v (median %v, lab cadence %v)", at[0].Round(time.Millisecond), gaps, median, labCadence)
+		if median < labCadence/2 || median > labCadence*2 {
+			t.Fatalf("median gap %v, want about the lab's %v: frames are not relayed as they come", median, labCadence)
+		}
+		if span := at[n-1] - at[0]; span < time.Duration(n-1)*labCadence*6/10 {
+			t.Fatalf("frames 1..%d arrived within %v: bunched, not streamed", n, span)
+		}
+	})
+
+	t.Run("models", func(t *testing.T) {
+		resp, err := client.Get(base + "/api/v1/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"e2e-model"`)) {
+			t.Fatalf("GET /api/v1/models: %d %s", resp.StatusCode, b)
 		}
 	})
 
@@ -591,7 +629,7 @@ func TestWorkerInWorkerd(t *testing.T) {
 		var lat []time.Duration
 		for i := 0; i < testBurst; i++ {
 			start := time.Now()
-			resp, b := post(t, base+"/api/v1/completions", ip, `{"prompt":"burst","max_tokens":1}`)
+			resp, b := post(t, base+"/api/v1/completions", ip, `{"prompt":"burst","max_tokens":1,"ignore_eos":true}`)
 			lat = append(lat, time.Since(start))
 			if resp.StatusCode != 200 {
 				t.Fatalf("request %d of a burst of %d: %d %s", i+1, testBurst, resp.StatusCode, b)
