@@ -412,24 +412,40 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 }
 
 // compact drops finished sequences from running and moves completed
-// prefills from waiting to running, keeping both orders.
+// prefills from waiting to running, keeping both orders. It writes a
+// pointer only where one moves: finishers are usually the oldest, at the
+// front, and dropping those is a reslice. (Pointer writes are what the
+// garbage collector taxes.)
 func (e *Engine) compact() {
+	finished := func(s *Seq) bool {
+		if s.generated < s.Req.Output {
+			return false
+		}
+		s.done, s.finish = true, s.last
+		e.release(s)
+		return true
+	}
+	for len(e.running) > 0 && finished(e.running[0]) {
+		e.running = e.running[1:]
+	}
 	k := 0
-	for _, s := range e.running {
-		if s.generated >= s.Req.Output {
-			s.done, s.finish = true, s.last
-			e.release(s)
+	for j, s := range e.running {
+		if finished(s) {
 			continue
 		}
-		e.running[k] = s
+		if k != j {
+			e.running[k] = s
+		}
 		k++
 	}
 	e.running = e.running[:k]
 	k = 0
-	for _, s := range e.waiting {
+	for j, s := range e.waiting {
 		switch {
 		case s.prefilled < s.need:
-			e.waiting[k] = s
+			if k != j {
+				e.waiting[k] = s
+			}
 			k++
 		case !s.done:
 			e.running = append(e.running, s)

@@ -145,11 +145,19 @@ func BestSplitWithin(gPre, gDec float64, gpus int) Split {
 }
 
 // SimulatedSplit is the goodput of x prefill + y decode instances, fully
-// simulated (least-loaded router, KV over the GPU's link), searched up to 400 req/s per prefill instance.
-func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment float64) (Split, error) {
+// simulated (least-loaded router, KV over the GPU's link). The search starts
+// below guess, the arithmetic's estimate (pooling can beat it a little), and
+// widens if the objective still holds at the ceiling.
+func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment, guess float64) (Split, error) {
 	c := Cluster{Step: l.Step, Prefill: x, Decode: y}
-	total, perGPU, _, err := ClusterGoodput(c, l.workload, slo, attainment, 400*float64(x))
-	return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
+	hi := 1.5 * guess
+	for {
+		total, perGPU, saturated, err := ClusterGoodput(c, l.workload, slo, attainment, hi)
+		if err != nil || !saturated || hi >= MaxRate/4 {
+			return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
+		}
+		hi *= 4
+	}
 }
 
 // Demo4Row is one policy line of demo 4.

@@ -190,6 +190,7 @@ func BenchmarkDemoInterference(b *testing.B) {
 		b.Fatal(err)
 	}
 	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
+	tuneGC() // as main does
 	for b.Loop() {
 		if _, err := computeInterference(lec, sim.SLO{TTFT: 0.1, TPOT: 0.015}); err != nil {
 			b.Fatal(err)

@@ -128,9 +128,6 @@ func computeInterference(lec sim.Lecture, slo sim.SLO) (*interference, error) {
 	for i, r := range demo2Rates {
 		do(func() (err error) { res.Demo2[i], err = lec.Demo2Rate(r); return })
 	}
-	// DistServe's 2P+1D, fully simulated, needs nothing else: start it now.
-	var distserve sim.Split
-	do(func() (err error) { distserve, err = lec.SimulatedSplit(2, 1, slo, 0.9); return })
 	for i, b := range demo4Budgets {
 		do(func() (err error) { res.Demo4[i], err = lec.Demo4Row(rate4, b); return })
 	}
@@ -144,13 +141,19 @@ func computeInterference(lec sim.Lecture, slo sim.SLO) (*interference, error) {
 	if d.Colocated > 0 {
 		d.Advantage = d.Best.PerGPU / d.Colocated
 	}
-	d.Simulated = []sim.Split{distserve}
+	// Then the full simulations of DistServe's 2P+1D and of the best split,
+	// their searches bracketed by the arithmetic.
+	splits := []sim.Split{d.Splits[1]}
 	if d.Best.Prefill != 2 || d.Best.Decode != 1 {
-		best, err := lec.SimulatedSplit(d.Best.Prefill, d.Best.Decode, slo, 0.9)
-		if err != nil {
-			return nil, err
-		}
-		d.Simulated = append(d.Simulated, best)
+		splits = append(splits, d.Best)
+	}
+	d.Simulated = make([]sim.Split, len(splits))
+	for i, s := range splits {
+		do(func() (err error) { d.Simulated[i], err = lec.SimulatedSplit(s.Prefill, s.Decode, slo, 0.9, s.Total); return })
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
 	return res, nil
 }
