@@ -89,6 +89,7 @@ type Engine struct {
 	pending []*Seq // submitted, not yet arrived, sorted by arrival
 	waiting []*Seq // arrived, prefill not finished (FCFS)
 	running []*Seq // decoding
+	runKV   int    // sum of kv over running: a decode step's attention pairs without a walk
 	all     []*Seq
 	freeKV  int
 	active  int // sequences holding a slot
@@ -246,6 +247,7 @@ func (e *Engine) arrive() {
 		k := 0
 		for ; k < len(e.waiting) && e.admit(e.waiting[k], e.waiting[k].Req.Prompt); k++ {
 			e.waiting[k].kv = e.waiting[k].Req.Prompt
+			e.runKV += e.waiting[k].kv
 			e.running = append(e.running, e.waiting[k])
 		}
 		e.waiting = e.waiting[k:]
@@ -279,6 +281,7 @@ func (e *Engine) preempt(s *Seq) {
 	for i, r := range e.running {
 		if r == s {
 			e.running = append(e.running[:i], e.running[i+1:]...)
+			e.runKV -= s.kv
 			break
 		}
 	}
@@ -337,9 +340,15 @@ func (e *Engine) execute() *Iteration {
 	it.Items = it.Items[:0]
 	decodes := e.running[:e.plan.Decodes]
 	var w Work
-	for _, s := range decodes {
-		w.AddDecode(s.kv)
+	if len(decodes) == len(e.running) {
+		n, kv := float64(len(decodes)), float64(e.runKV)
+		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n} // what AddDecode would sum
+	} else {
+		for _, s := range decodes {
+			w.AddDecode(s.kv)
+		}
 	}
+	e.runKV += len(decodes) // each decode adds its token to the cache
 	prefillTokens := 0
 	for _, c := range e.plan.Chunks {
 		w.AddPrefill(c.Seq.prefilled, c.Tokens)
@@ -422,6 +431,7 @@ func (e *Engine) compact() {
 			return false
 		}
 		s.done, s.finish = true, s.last
+		e.runKV -= s.kv
 		e.release(s)
 		return true
 	}
@@ -449,6 +459,7 @@ func (e *Engine) compact() {
 			k++
 		case !s.done:
 			e.running = append(e.running, s)
+			e.runKV += s.kv
 		}
 	}
 	e.waiting = e.waiting[:k]

@@ -330,3 +330,30 @@ func ExampleLecture_Demo1() {
 	// L= 512  decode 7.67 ms  mixed 14.89 ms (compute)  decode slowed 1.94x
 	// L=2048  decode 7.67 ms  mixed 55.46 ms (compute)  decode slowed 7.23x
 }
+
+// The engine keeps the running set's KV sum incrementally; check it against a
+// walk after every step of a run with preemptions, budget-limited decodes and finishes.
+func TestRunningKVSumStaysExact(t *testing.T) {
+	reqs, _ := PoissonLengths(300, 100, Uniform(50, 2000), Uniform(5, 300), 9)
+	for _, p := range []Policy{Chunked{Budget: 512}, Chunked{Budget: 16}, PrefillFirst{MaxTokens: 4096}, DecodeOnlyPolicy{}} {
+		e, _ := NewEngine(Config{Step: lectureStep(t), Policy: p, Limits: Limits{KVBlocks: 400, MaxSeqs: 64, Preempt: true}})
+		for _, r := range reqs {
+			e.Submit(r)
+		}
+		for steps := 0; ; steps++ {
+			if _, ok := e.Step(); !ok {
+				break
+			}
+			sum := 0
+			for _, s := range e.running {
+				sum += s.kv
+			}
+			if sum != e.runKV {
+				t.Fatalf("%s step %d: runKV %d, walk %d", p.Name(), steps, e.runKV, sum)
+			}
+		}
+		if c := Count(e.Results()); c.Completed+c.Rejected != c.Submitted || c.Preemptions == 0 {
+			t.Fatalf("%s: %s (the test wants preemptions)", p.Name(), c)
+		}
+	}
+}
