@@ -3,7 +3,7 @@ GO       ?= go
 WASMEXEC := $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
-.PHONY: run test test-native test-wasm bench build
+.PHONY: run test test-native test-wasm bench build worker worker-local
 
 run:
 	$(GO) run ./cmd/servelab demo interference
@@ -20,6 +20,15 @@ test-native:
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(PURE)
+
+# The site and the /api proxy as a Cloudflare Worker: build/worker/{script,assets,workerd.capnp}.
+# Prints the script's size (gzip) against the Workers limit. Deploy with cmd/worker/wrangler.jsonc.
+worker:
+	$(GO) run ./cmd/worker/bundle -o build/worker -site site $(if $(LAB),-lab $(LAB))
+
+# The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
+worker-local: worker
+	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
