@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"servelab/cmd/internal/labclient"
+	"servelab/sim"
+)
+
+func init() {
+	register(command{name: "measure", summary: "measure a lab server's ITL spike from a long prefill (a port of the lab's run.py)", run: runMeasure})
+}
+
+func runMeasure(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("measure", "[--port 8000 | --base-url URL] [--label L] [--json PATH] ...  (run.py's flags)", stderr)
+	d := sim.DefaultLabConfig()
+	c := &d
+	base := fs.String("base-url", "", "server root (default: http://<--host>:<--port>)")
+	fs.StringVar(&c.Host, "host", c.Host, "server host")
+	fs.IntVar(&c.Port, "port", c.Port, "server port (SGLang's launch_server uses 30000)")
+	fs.StringVar(&c.API, "api", c.API, "which OpenAI-compatible route to drive: completions or chat")
+	fs.StringVar(&c.Model, "model", "", "model name to send; if omitted, the first id from /v1/models")
+	fs.StringVar(&c.Label, "label", c.Label, "name for this run in the output and JSON (e.g. chunked / unchunked)")
+	fs.IntVar(&c.ShortConcurrency, "short-concurrency", c.ShortConcurrency, "short requests kept in flight")
+	fs.IntVar(&c.ShortInputLen, "short-input-len", c.ShortInputLen, "approximate prompt length of the short requests")
+	fs.IntVar(&c.ShortOutputLen, "short-output-len", c.ShortOutputLen, "max_tokens for the short requests")
+	fs.IntVar(&c.LongInputLen, "long-input-len", c.LongInputLen, "approximate prompt length of the injected long request; it plus the output must fit the server's context")
+	fs.IntVar(&c.LongOutputLen, "long-output-len", c.LongOutputLen, "max_tokens for the long request")
+	fs.IntVar(&c.LongCount, "long-count", c.LongCount, "long prompts to inject at once")
+	fs.Float64Var(&c.Duration, "duration", c.Duration, "seconds of short-request load")
+	fs.Float64Var(&c.InjectAfter, "inject-after", c.InjectAfter, "seconds into the run at which the long prompt is submitted")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "untimed requests before the run")
+	fs.BoolVar(&c.IgnoreEOS, "ignore-eos", true, "pin every response to its max_tokens")
+	noEOS := fs.Bool("no-ignore-eos", false, "let responses stop naturally")
+	fs.Float64Var(&c.Timeout, "timeout", c.Timeout, "per-request timeout in seconds (no data for this long)")
+	fs.StringVar(&c.JSON, "json", "", "write the summary, the raw gap series and every frame to this JSON file")
+	fs.IntVar(&c.Seed, "seed", c.Seed, "prompt generation seed")
+	noUsage := fs.Bool("no-usage", false, "servelab: do not ask for stream_options usage (tokens per frame)")
+	noFrames := fs.Bool("no-frames", false, "servelab: leave the raw frames out of the JSON")
+	quiet := fs.Bool("quiet", false, "servelab: no progress line")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *noEOS {
+		c.IgnoreEOS = false
+	}
+	c.BaseURL = *base
+	if c.BaseURL == "" {
+		c.BaseURL = "http://" + hostPort(c.Host, c.Port)
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	o := labclient.Options{LabConfig: *c, APIKey: os.Getenv(apiKeyEnv), StreamUsage: !*noUsage, RawFrames: !*noFrames, Log: stdout}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if !*quiet {
+		o.Progress = stderr
+		if f, ok := stderr.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				o.ProgressCR = true
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second Ctrl-C kills at once
+	o.Client = labclient.NewClient(o.ShortConcurrency + o.LongCount)
+	if o.Model == "" {
+		m, err := labclient.DiscoverModel(ctx, o.Client, o.BaseURL, o.APIKey)
+		if err != nil {
+			return err
+		}
+		o.Model = m
+	}
+	fmt.Fprintf(stdout, "server   %s (%s)\n", o.BaseURL, o.API)
+	fmt.Fprintf(stdout, "model    %s\n", o.Model)
+	fmt.Fprintf(stdout, "label    %s\n", o.Label)
+	res, err := labclient.Measure(ctx, o)
+	if err != nil {
+		return err
+	}
+	labclient.Report(stdout, res.Measured.Summary)
+	if x := res.Measured.Extra; x != nil && len(x.Warnings) > 0 {
+		fmt.Fprintln(stdout)
+		for _, w := range x.Warnings {
+			fmt.Fprintf(stdout, "WARNING: %s\n", w)
+		}
+	}
+	if o.JSON != "" {
+		if err := writeMeasured(o.JSON, res.Measured); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", o.JSON)
+	}
+	if res.Interrupted {
+		where := "no --json given, so nothing was saved"
+		if o.JSON != "" {
+			where = "partial results saved to " + o.JSON
+		}
+		return fmt.Errorf("run stopped early: %v; %s", res.Stop, where)
+	}
+	fmt.Fprintln(stdout, "\nEverything above was measured on your server. Run the other configuration and use `servelab compare` (or run.py --compare); a single run tells you nothing about chunking.")
+	return nil
+}
+
+func hostPort(host string, port int) string {
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// writeMeasured writes a measured-JSON file atomically enough: a temporary
+// file renamed into place, so an interrupted write never leaves half a file.
+func writeMeasured(path string, m *sim.Measured) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteMeasured(f, m); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readMeasuredFile reads a measured-JSON file written by run.py or servelab.
+func readMeasuredFile(path string) (*sim.Measured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := sim.ReadMeasured(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+var errCompareArgs = errors.New("compare needs two or more measured-JSON files")
