@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -122,9 +123,11 @@ func New(cfg Config) (*Proxy, error) {
 	return &Proxy{cfg: cfg, upstream: u}, nil
 }
 
-// Info is what GET /api/info says about the proxy: its limits, never its
+// Info is what GET /api/info (and /api/health, which the page probes to
+// turn its live mode on) says about the proxy: its limits, never its
 // upstream address or key.
 type Info struct {
+	OK           bool     `json:"ok"`
 	Proxy        string   `json:"proxy"`
 	Routes       []string `json:"routes"`
 	MaxBodyBytes int64    `json:"max_body_bytes"`
@@ -134,10 +137,11 @@ type Info struct {
 }
 
 func (p *Proxy) info() Info {
-	in := Info{Proxy: "servelab", MaxBodyBytes: p.cfg.MaxBodyBytes, MaxTokens: p.cfg.MaxTokens}
+	in := Info{OK: true, Proxy: "servelab", MaxBodyBytes: p.cfg.MaxBodyBytes, MaxTokens: p.cfg.MaxTokens}
 	for path := range routes {
 		in.Routes = append(in.Routes, path)
 	}
+	sort.Strings(in.Routes)
 	if l := p.cfg.Limiter; l != nil {
 		in.RatePerMin, in.RateBurst = l.Rate*60, l.Burst
 	}
@@ -150,9 +154,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, e)
 		return
 	}
-	if r.URL.Path == "/api/info" {
+	if r.URL.Path == "/api/info" || r.URL.Path == "/api/health" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			WriteError(w, http.StatusMethodNotAllowed, CodeMethod, "use GET for /api/info")
+			WriteError(w, http.StatusMethodNotAllowed, CodeMethod, "use GET for "+r.URL.Path)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

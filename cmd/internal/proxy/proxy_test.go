@@ -248,18 +248,21 @@ func TestForwardsOnlyWhatItChecked(t *testing.T) {
 	if r.StatusCode != 200 || !strings.Contains(string(raw), `"fake"`) {
 		t.Errorf("models: %d %s", r.StatusCode, raw)
 	}
-	r, err = http.Get(srv.URL + "/api/info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ = io.ReadAll(r.Body)
-	r.Body.Close()
-	var in Info
-	if err := json.Unmarshal(raw, &in); err != nil || in.MaxTokens != 64 || in.MaxBodyBytes != 1024 {
-		t.Errorf("info %s (%v)", raw, err)
-	}
-	if strings.Contains(string(raw), "127.0.0.1") || strings.Contains(string(raw), "sk-secret") {
-		t.Errorf("info leaks configuration: %s", raw)
+	for _, path := range []string{"/api/info", "/api/health"} {
+		r, err = http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		var in Info
+		if err := json.Unmarshal(raw, &in); err != nil || !in.OK || in.MaxTokens != 64 || in.MaxBodyBytes != 1024 ||
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: %s (%v)", path, raw, err)
+		}
+		if strings.Contains(string(raw), "127.0.0.1") || strings.Contains(string(raw), "sk-secret") {
+			t.Errorf("%s leaks configuration: %s", path, raw)
+		}
 	}
 }
 

@@ -569,12 +569,22 @@ func TestWorkerInWorkerd(t *testing.T) {
 		}
 	})
 
-	t.Run("models", func(t *testing.T) {
-		resp, err := client.Get(base + "/api/v1/models")
+	t.Run("health and models", func(t *testing.T) {
+		// The page turns its live mode on when api/health answers JSON.
+		resp, err := client.Get(base + "/api/health")
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "json") || !bytes.Contains(b, []byte(`"ok":true`)) {
+			t.Fatalf("GET /api/health: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		resp, err = client.Get(base + "/api/v1/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"e2e-model"`)) {
 			t.Fatalf("GET /api/v1/models: %d %s", resp.StatusCode, b)
