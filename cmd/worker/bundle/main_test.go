@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,11 +38,27 @@ func TestStageAssetsKeepsServableFilesUnderTheLimit(t *testing.T) {
 	}
 }
 
-func TestStageAssetsRefusesAnOversizeFileWithoutVariant(t *testing.T) {
-	site := t.TempDir()
+func TestStageAssetsGzipsAnOversizeFileWithoutVariant(t *testing.T) {
+	site, dst := t.TempDir(), filepath.Join(t.TempDir(), "a")
 	writeFiles(t, site, map[string]int{"index.html": 10, "app.wasm": maxAssetBytes + 1})
-	if _, err := stageAssets(site, filepath.Join(t.TempDir(), "a"), io.Discard); err == nil || !strings.Contains(err.Error(), "app.wasm") {
-		t.Errorf("err = %v, want one naming app.wasm", err)
+	if _, err := stageAssets(site, dst, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "app.wasm")); err == nil {
+		t.Error("the oversize app.wasm was staged")
+	}
+	f, err := os.Open(filepath.Join(dst, "app.wasm.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil || n != maxAssetBytes+1 {
+		t.Errorf("app.wasm.gz unpacks to %d bytes (%v), want %d", n, err, maxAssetBytes+1)
 	}
 }
 
