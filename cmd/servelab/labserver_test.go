@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"servelab/cmd/internal/labserver"
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+// python3 finds the interpreter the lab script needs; CI installs it (.ci/run).
+func python3(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required to run the lab script run.py against the lab server; .ci/run installs it (apt-get install -y python3)")
+	}
+	return p
+}
+
+// labEngine is the engine configuration both the lab server and the
+// prediction use: Llama-3.1-8B on an H100, idealised (no memory limits).
+func labEngine(t *testing.T, policy string, budget int) sim.Config {
+	t.Helper()
+	m, _ := modelspecs.Get(modelspecs.Default)
+	g, _ := hwspecs.Get(hwspecs.Default)
+	step, err := sim.NewStepModel(m, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sim.NewPolicy(policy, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim.Config{Step: step, Policy: p}
+}
+
+func startLab(t *testing.T, cfg labserver.Config) string {
+	t.Helper()
+	s, err := labserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		// The server's own timing, to tell its lateness from a client's.
+		st := s.Stats(false)
+		t.Logf("lab server (%s): %d frames, late p50 %.2f ms, p99 %.2f ms, max %.2f ms", st.Policy, st.Frames, st.LateP50ms, st.LateP99ms, st.LateMaxms)
+		s.Close()
+		hs.Close()
+	})
+	return hs.URL
+}
+
+// The lab's workload, shortened so the test takes seconds: 4 short streams
+// for 3 s, run.py's default 32000-word long prompt at 1.5 s.
+var quickLab = sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 64,
+	LongInputLen: 32000, LongOutputLen: 16, LongCount: 1, Duration: 3, InjectAfter: 1.5}
+
+func labArgs(url, label, jsonPath string) []string {
+	w := quickLab
+	return []string{"--base-url", url, "--label", label, "--json", jsonPath,
+		"--short-concurrency", fmt.Sprint(w.ShortConcurrency), "--short-input-len", fmt.Sprint(w.ShortInputLen),
+		"--short-output-len", fmt.Sprint(w.ShortOutputLen), "--long-input-len", fmt.Sprint(w.LongInputLen),
+		"--long-output-len", fmt.Sprint(w.LongOutputLen), "--long-count", fmt.Sprint(w.LongCount),
+		"--duration", fmt.Sprint(w.Duration), "--inject-after", fmt.Sprint(w.InjectAfter), "--warmup", "1"}
+}
+
+// The issue's acceptance test: the unmodified lab script, run against
+// `servelab labserver`, shows the stall. Prefill-first's worst gap is within
+// 20% of the simulator's prediction for the same workload and chunked
+// prefill (budget 2048) cuts it at least 5x. Files from `servelab measure`
+// load in the script's --compare, and the script's in `servelab compare`.
+func TestRunPyAgainstLabServer(t *testing.T) {
+	py := python3(t)
+	script := filepath.Join("testdata", "run.py")
+	dir := t.TempDir()
+	type lab struct {
+		label, policy string
+		budget        int
+	}
+	labs := []lab{{"unchunked", "prefill-first", 0}, {"chunked", "chunked", 2048}}
+	worst := map[string]float64{}
+	for _, l := range labs {
+		cfg := labEngine(t, l.policy, l.budget)
+		url := startLab(t, labserver.Config{Engine: cfg})
+		path := filepath.Join(dir, l.label+".json")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, py, append([]string{script}, labArgs(url, l.label, path)...)...).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("run.py against the %s lab server: %v\n%s", l.label, err, out)
+		}
+		m, err := readMeasuredFile(path)
+		if err != nil {
+			t.Fatalf("run.py's file does not read: %v", err)
+		}
+		s := m.Summary
+		if s.LongFailed != 0 || s.ShortFailed != 0 || s.ShortCompleted < quickLab.ShortConcurrency {
+			t.Fatalf("%s: %+v\n%s", l.label, s, out)
+		}
+		pred, err := sim.RunLab(cfg, quickLab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst[l.label] = s.WorstGap
+		t.Logf("%s: run.py measured worst gap %.1f ms (+%.2f s), simulator predicts %.1f ms; long TTFT %.1f vs %.1f ms",
+			l.label, s.WorstGap*1e3, s.WorstGapOffset, pred.Summary.WorstGap*1e3, s.LongTTFT*1e3, pred.Summary.LongTTFT*1e3)
+		if l.policy == "prefill-first" {
+			if rel := math.Abs(s.WorstGap-pred.Summary.WorstGap) / pred.Summary.WorstGap; rel > 0.20 {
+				t.Errorf("prefill-first worst gap %.1f ms is %.0f%% off the simulator's %.1f ms", s.WorstGap*1e3, rel*100, pred.Summary.WorstGap*1e3)
+			}
+		}
+	}
+	if r := worst["unchunked"] / worst["chunked"]; r < 5 {
+		t.Errorf("chunked worst gap only %.1fx smaller (%.1f vs %.1f ms), want >= 5x", r, worst["chunked"]*1e3, worst["unchunked"]*1e3)
+	}
+	out, err := exec.Command(py, script, "--compare", filepath.Join(dir, "chunked.json"), filepath.Join(dir, "unchunked.json")).CombinedOutput()
+	if err != nil || !regexp.MustCompile(`worst-gap ratio \d+\.\dx \(unchunked over chunked\)`).Match(out) {
+		t.Errorf("run.py --compare: %v\n%s", err, out)
+	}
+	t.Logf("run.py --compare:\n%s", out)
+
+	// servelab measure against the chunked server; its file in the script's
+	// --compare, the script's file in servelab compare.
+	url := startLab(t, labserver.Config{Engine: labEngine(t, "chunked", 2048)})
+	mine := filepath.Join(dir, "measured.json")
+	args := append([]string{"measure", "--quiet"}, labArgs(url, "servelab-chunked", mine)...)
+	args[len(args)-5] = "2" // --duration 2
+	args[len(args)-3] = "1" // --inject-after 1
+	code, stdout, stderr := cli(t, args...)
+	if code != 0 {
+		t.Fatalf("servelab measure: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	out, err = exec.Command(py, script, "--compare", mine, filepath.Join(dir, "unchunked.json")).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("(unchunked over servelab-chunked)")) {
+		t.Errorf("run.py --compare with servelab measure's file: %v\n%s", err, out)
+	}
+	code, stdout, stderr = cli(t, "compare", filepath.Join(dir, "unchunked.json"), mine)
+	if code != 0 || !strings.Contains(stdout, "Side by side — measured, latencies in ms") || !strings.Contains(stdout, "(servelab-chunked over unchunked)") {
+		t.Errorf("servelab compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"summary": {"label": 1}}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", bad}, "two or more"},
+		{[]string{"compare", bad, bad}, "summary.label: want a string"},
+		{[]string{"compare", bad, filepath.Join(dir, "missing.json")}, "summary.label"},
+	} {
+		code, _, stderr := cli(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestMeasureFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"measure", "--duration", "10", "--inject-after", "10"}, "--inject-after must be less than --duration"},
+		{[]string{"measure", "--api", "responses"}, "--api must be completions or chat"},
+		{[]string{"measure", "--short-concurrency", "0"}, "--short-concurrency"},
+		{[]string{"measure", "--base-url", "http://127.0.0.1:1"}, "Is the server up? Otherwise pass --model explicitly"},
+	} {
+		code, _, stderr := cli(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A lab server killed mid-run: partial results saved, a clear message, a
+// non-zero exit.
+func TestMeasureServerKilledMidRun(t *testing.T) {
+	s, err := labserver.New(labserver.Config{Engine: labEngine(t, "chunked", 2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer s.Close()
+	go func() {
+		time.Sleep(1200 * time.Millisecond)
+		hs.CloseClientConnections()
+		hs.Close()
+	}()
+	path := filepath.Join(t.TempDir(), "partial.json")
+	start := time.Now()
+	code, stdout, stderr := cli(t, "measure", "--quiet", "--base-url", hs.URL, "--warmup", "0", "--short-concurrency", "4",
+		"--short-output-len", "32", "--long-input-len", "1000", "--duration", "30", "--inject-after", "0.5", "--json", path)
+	if code == 0 || time.Since(start) > 15*time.Second {
+		t.Fatalf("exit %d after %v\n%s\n%s", code, time.Since(start), stdout, stderr)
+	}
+	if !strings.Contains(stderr, "the lab server stopped answering") || !strings.Contains(stderr, "partial results saved to "+path) {
+		t.Errorf("stderr %q", stderr)
+	}
+	m, err := readMeasuredFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Extra == nil || !m.Extra.Interrupted || m.Summary.TokensObserved == 0 || m.Summary.ShortCompleted == 0 {
+		t.Errorf("partial file: %+v %+v", m.Summary, m.Extra)
+	}
+}
