@@ -69,22 +69,19 @@ async function serveStatic(request, env) {
     return jsonError(405, "method_not_allowed", "use GET for static files");
   }
   const url = new URL(request.url);
-  let name;
-  try {
-    name = decodeURIComponent(url.pathname);
-  } catch {
-    return jsonError(400, "invalid_request", "malformed path");
-  }
+  let name = url.pathname;
   if (name.endsWith("/")) name += "index.html";
   const type = TYPES[name.slice(name.lastIndexOf("."))];
-  if (!type || name.includes("..") || name.includes("\\") || !env.ASSETS) {
+  // The site's file names are plain: anything else (encoded characters,
+  // "..", "//") is not one of them.
+  if (!type || !/^(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$/.test(name) || name.includes("..") || !env.ASSETS) {
     return jsonError(404, "not_found", "not found");
   }
   const ae = request.headers.get("Accept-Encoding") || "";
   const tries = ENCODINGS.filter(([token]) => accepts(ae, token));
   tries.push([null, ""]);
   for (const [encoding, suffix] of tries) {
-    const r = await env.ASSETS.fetch(new URL(name + suffix, url));
+    const r = await env.ASSETS.fetch(url.origin + name + suffix);
     if (!r.ok) {
       await r.body?.cancel();
       continue;
@@ -104,7 +101,7 @@ async function serveStatic(request, env) {
   // A file too big for the assets store (25 MiB) is uploaded only
   // compressed; a client that takes neither br nor gzip gets it unpacked here.
   if (!accepts(ae, "gzip")) {
-    const r = await env.ASSETS.fetch(new URL(name + ".gz", url));
+    const r = await env.ASSETS.fetch(url.origin + name + ".gz");
     if (r.ok) {
       const body = request.method === "HEAD" ? null : r.body.pipeThrough(new DecompressionStream("gzip"));
       return new Response(body, {

@@ -326,7 +326,7 @@ func serveLab(t *testing.T, h http.Handler) string {
 
 // client talks to the worker without transparent decompression, so the
 // test sees the bytes and encodings the worker sends.
-var client = &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: nil}}
+var client = &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: nil}, Timeout: time.Minute}
 
 func post(t *testing.T, url, ip, body string) (*http.Response, []byte) {
 	t.Helper()
@@ -382,6 +382,18 @@ func TestWorkerInWorkerd(t *testing.T) {
 		resp.Body.Close()
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("GET / has type %q", resp.Header.Get("Content-Type"))
+		}
+		// Nothing but the site's files: no sources, no way out of the directory.
+		for _, path := range []string{"/site.go", "/notthere.html", "/..%2f..%2fetc%2fpasswd", "/%2e%2e/%2e%2e/etc/hostname.txt", "//etc/passwd.txt", "/.hidden.txt"} {
+			resp, err := client.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("GET %s = %d %q %.80s, want a JSON 404", path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
 		}
 		// Worker overhead: each request starts a fresh Go instance.
 		var lat []time.Duration
