@@ -252,6 +252,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 type lab struct {
 	real    http.Handler
 	release chan struct{}
+	gone    chan struct{} // a lockstep stream's client went away
 	mu      sync.Mutex
 	prompts []string
 	auth    []string
@@ -265,7 +266,7 @@ func newLab(t *testing.T) *lab {
 		t.Fatal(err)
 	}
 	t.Cleanup(ls.Close)
-	return &lab{real: ls.Handler(), release: make(chan struct{})}
+	return &lab{real: ls.Handler(), release: make(chan struct{}), gone: make(chan struct{}, 10)}
 }
 
 func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +292,7 @@ func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-l.release:
 		case <-r.Context().Done():
+			l.gone <- struct{}{}
 			return
 		case <-time.After(20 * time.Second):
 			return
@@ -519,6 +521,45 @@ func TestWorkerInWorkerd(t *testing.T) {
 		lab.mu.Unlock()
 		if auth != "Bearer sk-e2e-secret" {
 			t.Errorf("lab server got Authorization %q, want the configured key", auth)
+		}
+	})
+
+	t.Run("a client that leaves ends the upstream stream", func(t *testing.T) {
+		// Otherwise every closed tab would keep a stream open on the lab server.
+		req, _ := http.NewRequest("POST", base+"/api/v1/completions", strings.NewReader(`{"prompt":"lockstep","max_tokens":5,"stream":true}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("CF-Connecting-IP", "198.51.100.3")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab.release <- struct{}{}
+		rd := bufio.NewReader(resp.Body)
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended before its first token: %v", err)
+			}
+			if strings.HasPrefix(line, "data:") {
+				break
+			}
+		}
+		resp.Body.Close() // the client leaves after one token
+		client.CloseIdleConnections()
+		left := time.Now()
+		select {
+		case <-lab.gone:
+			t.Logf("the lab server saw the client leave %v later", time.Since(left).Round(time.Millisecond))
+		case lab.release <- struct{}{}:
+			// The worker still asked for another token; it must stop soon.
+			select {
+			case <-lab.gone:
+				t.Logf("the lab server saw the client leave %v later (after one more token)", time.Since(left).Round(time.Millisecond))
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the upstream stream is still open 10s after its client left")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the upstream stream is still open 10s after its client left")
 		}
 	})
 
