@@ -1,0 +1,301 @@
+package companion
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servelab/cmd/internal/labserver"
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+const secretKey = "sk-lab-7f3a9c1e5b"
+
+// startLab runs a simulated lab server requiring secretKey.
+func startLab(t *testing.T) string {
+	t.Helper()
+	m, _ := modelspecs.Get(modelspecs.Default)
+	g, _ := hwspecs.Get(hwspecs.Default)
+	step, err := sim.NewStepModel(m, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := sim.NewPolicy("chunked", 2048)
+	s, err := labserver.New(labserver.Config{Engine: sim.Config{Step: step, Policy: p}, APIKey: secretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.Close(); hs.Close() })
+	return hs.URL
+}
+
+// startCompanion runs a companion on loopback with one lab (and a second
+// name for the same server) and returns its URL.
+func startCompanion(t *testing.T, labURL string, extraOrigins ...string) (*Server, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	hs := httptest.NewUnstartedServer(nil)
+	host := hs.Listener.Addr().String()
+	s, err := New(Config{
+		Labs: []Lab{{Name: "lab", BaseURL: labURL, APIKey: secretKey, Kind: "embedded"},
+			{Name: "lab2", BaseURL: labURL + "/", APIKey: secretKey, Kind: "external"}},
+		RunsDir: dir, AllowedHosts: []string{host}, AllowedOrigins: append([]string{"http://" + host}, extraOrigins...),
+		Site: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the site") }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = s.Handler()
+	hs.Start()
+	t.Cleanup(func() { s.Close(); hs.Close() })
+	return s, hs.URL, dir
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func do(t *testing.T, method, u string, hdr map[string]string, body string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
+
+func TestForeignHostAndOriginGet403(t *testing.T) {
+	_, u, _ := startCompanion(t, "http://127.0.0.1:1", "https://course.example.edu")
+	self := "http://" + strings.TrimPrefix(u, "http://")
+	for _, c := range []struct {
+		name   string
+		method string
+		path   string
+		hdr    map[string]string
+		status int
+		code   string
+	}{
+		{"own page", "GET", "/api/health", map[string]string{"Origin": self}, 200, ""},
+		{"no origin (curl)", "GET", "/api/health", nil, 200, ""},
+		{"site", "GET", "/", nil, 200, ""},
+		{"DNS rebinding: foreign Host", "GET", "/api/health", map[string]string{"Host": "attacker.example:80"}, 403, "host_not_allowed"},
+		{"foreign Host on the site too", "GET", "/", map[string]string{"Host": "rebind.attacker.example"}, 403, "host_not_allowed"},
+		{"foreign Origin", "GET", "/api/runs", map[string]string{"Origin": "https://evil.example"}, 403, "origin_not_allowed"},
+		{"foreign Origin POST", "POST", "/api/measure", map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"}, 403, "origin_not_allowed"},
+		{"null Origin", "GET", "/api/health", map[string]string{"Origin": "null"}, 403, "origin_not_allowed"},
+		{"origin with a path", "GET", "/api/health", map[string]string{"Origin": self + "/x"}, 403, "origin_not_allowed"},
+		{"cross-site fetch without Origin", "GET", "/api/runs", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "origin_not_allowed"},
+		{"allowed extra origin", "GET", "/api/health", map[string]string{"Origin": "https://course.example.edu"}, 200, ""},
+		{"preflight", "OPTIONS", "/api/measure", map[string]string{"Origin": "https://course.example.edu"}, 204, ""},
+	} {
+		a := do(t, c.method, u+c.path, c.hdr, "")
+		if a.status != c.status || (c.code != "" && !strings.Contains(a.body, `"code":"`+c.code+`"`)) {
+			t.Errorf("%s: %d %s", c.name, a.status, a.body)
+		}
+		if acao := a.header.Get("Access-Control-Allow-Origin"); acao == "*" || (acao != "" && acao != c.hdr["Origin"]) {
+			t.Errorf("%s: Access-Control-Allow-Origin %q", c.name, acao)
+		}
+	}
+	if _, err := New(Config{Labs: []Lab{{Name: "x", BaseURL: "http://127.0.0.1:1"}}, AllowedHosts: []string{"h"}, AllowedOrigins: []string{"*"}}); err == nil {
+		t.Error(`"*" accepted as an origin`)
+	}
+}
+
+func TestMeasureOnlyConfiguredLabs(t *testing.T) {
+	_, u, _ := startCompanion(t, "http://127.0.0.1:1")
+	json := map[string]string{"Content-Type": "application/json"}
+	for _, c := range []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"lab":"elsewhere"}`, 403, "target_not_allowed"},
+		{`{"base_url":"http://169.254.169.254/latest"}`, 403, "target_not_allowed"},
+		{`{"base_url":"http://127.0.0.1:2"}`, 403, "target_not_allowed"},
+		{`{"host":"example.com","port":80}`, 403, "target_not_allowed"},
+		{`{"port":6379}`, 403, "target_not_allowed"},
+		{`{"lab":"lab","base_url":"http://evil.example"}`, 403, "target_not_allowed"},
+		{`{"upstream":"http://evil.example"}`, 400, "unknown field"},
+		{`{"json":"/etc/passwd"}`, 400, "saves every run itself"},
+		{`{"duration":100000}`, 400, "limit"},
+		{`{"duration":10,"inject_after":10}`, 400, "inject_after must be less than duration"},
+		{`{"short_concurrency":"many"}`, 400, "short_concurrency"},
+		{`[1,2]`, 400, "JSON object"},
+	} {
+		a := do(t, "POST", u+"/api/measure", json, c.body)
+		if a.status != c.status || !strings.Contains(a.body, c.want) {
+			t.Errorf("%s: %d %s", c.body, a.status, a.body)
+		}
+	}
+	if a := do(t, "POST", u+"/api/measure", map[string]string{"Content-Type": "text/plain"}, `{}`); a.status != 415 {
+		t.Errorf("text/plain body: %d", a.status)
+	}
+	for _, id := range []string{"..%2f..%2fetc%2fpasswd", "20261130-000000-zzzzzz", "x"} {
+		if a := do(t, "GET", u+"/api/runs/"+id, nil, ""); a.status != 404 {
+			t.Errorf("run %q: %d", id, a.status)
+		}
+	}
+}
+
+// events reads an SSE stream into (event, data) pairs until it ends.
+func events(t *testing.T, u string) [][2]string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %d %v", resp.StatusCode, resp.Header)
+	}
+	var out [][2]string
+	br := bufio.NewReader(resp.Body)
+	ev := ""
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return out
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			ev = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			out = append(out, [2]string{ev, line[len("data: "):]})
+		}
+	}
+}
+
+// A whole measurement through the API: started by name, relayed live,
+// saved, listed and fetched as the measured JSON; the lab's API key never
+// reaches the page.
+func TestMeasureRelayAndSave(t *testing.T) {
+	lab := startLab(t)
+	_, u, dir := startCompanion(t, lab)
+	var seen strings.Builder // everything the page could see
+	a := do(t, "POST", u+"/api/measure", map[string]string{"Content-Type": "application/json"},
+		`{"lab":"lab2","label":"api-run","duration":1.2,"inject_after":0.6,"short_concurrency":3,"short_output_len":24,"long_input_len":2000,"warmup":0}`)
+	seen.WriteString(a.body)
+	if a.status != 202 {
+		t.Fatalf("measure: %d %s", a.status, a.body)
+	}
+	var started struct{ ID, Events, Result string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil {
+		t.Fatal(err)
+	}
+	if b := do(t, "POST", u+"/api/measure", map[string]string{"Content-Type": "application/json"}, `{}`); b.status != 409 {
+		t.Errorf("second measurement while busy: %d %s", b.status, b.body)
+	}
+	if g := do(t, "GET", u+started.Result, nil, ""); g.status != 202 {
+		t.Errorf("result while running: %d", g.status)
+	}
+	evs := events(t, u+started.Events)
+	counts := map[string]int{}
+	tokens := 0
+	for _, e := range evs {
+		counts[e[0]]++
+		seen.WriteString(e[1])
+		if e[0] == "tokens" {
+			var batch []map[string]any
+			if err := json.Unmarshal([]byte(e[1]), &batch); err != nil {
+				t.Fatal(err)
+			}
+			tokens += len(batch)
+		}
+	}
+	if counts["summary"] != 1 || counts["end"] != 1 || counts["phase"] < 3 || tokens < 50 || counts["request"] < 3 {
+		t.Fatalf("events %v, %d tokens", counts, tokens)
+	}
+	if last := evs[len(evs)-1]; last[0] != "end" || !strings.Contains(last[1], `"state":"done"`) {
+		t.Errorf("last event %v", last)
+	}
+	g := do(t, "GET", u+started.Result, nil, "")
+	seen.WriteString(g.body)
+	m, err := sim.ReadMeasured(strings.NewReader(g.body))
+	if err != nil || g.status != 200 {
+		t.Fatalf("result: %d %v", g.status, err)
+	}
+	if m.Summary.Label != "api-run" || m.Summary.ShortFailed != 0 || m.Summary.TokensObserved == 0 || len(m.Extra.Frames) != tokens {
+		t.Errorf("result %+v, %d frames vs %d relayed", m.Summary, len(m.Extra.Frames), tokens)
+	}
+	if _, err := os.Stat(filepath.Join(dir, started.ID+".json")); err != nil {
+		t.Errorf("not saved: %v", err)
+	}
+	for _, p := range []string{"/api/runs", "/api/health", "/api/labs"} {
+		seen.WriteString(do(t, "GET", u+p, nil, "").body)
+	}
+	if !strings.Contains(seen.String(), started.ID) {
+		t.Error("run not listed")
+	}
+	if strings.Contains(seen.String(), secretKey) {
+		t.Error("the API key reached the page")
+	}
+}
+
+// DELETE stops a run like Ctrl-C: the partial result is saved and served.
+func TestStopSavesPartialRun(t *testing.T) {
+	lab := startLab(t)
+	s, u, _ := startCompanion(t, lab)
+	a := do(t, "POST", u+"/api/measure", nil, `{"duration":60,"inject_after":30,"short_concurrency":2,"short_output_len":16,"warmup":0}`)
+	var started struct{ ID, Result string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil || a.status != 202 {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	time.Sleep(700 * time.Millisecond)
+	d := do(t, "DELETE", u+"/api/runs/"+started.ID, nil, "")
+	if d.status != 200 || !strings.Contains(d.body, `"state":"interrupted"`) {
+		t.Fatalf("stop: %d %s", d.status, d.body)
+	}
+	g := do(t, "GET", u+started.Result, nil, "")
+	m, err := sim.ReadMeasured(strings.NewReader(g.body))
+	if err != nil || m.Extra == nil || !m.Extra.Interrupted || m.Summary.TokensObserved == 0 {
+		t.Fatalf("partial result: %v %s", err, g.body[:min(300, len(g.body))])
+	}
+	if d := do(t, "DELETE", u+"/api/runs/"+started.ID, nil, ""); d.status != 409 {
+		t.Errorf("stopping a stopped run: %d", d.status)
+	}
+	s.Close()
+}
+
+func TestGuardHelpers(t *testing.T) {
+	for h, want := range map[string]bool{"127.0.0.1:80": true, "localhost": true, "[::1]:9": true, "::1": true,
+		"127.1.2.3": true, "10.0.0.1:80": false, "example.com": false, "": false} {
+		if IsLoopback(h) != want {
+			t.Errorf("IsLoopback(%q) = %v", h, !want)
+		}
+	}
+	r := &http.Request{Host: "LOCALHOST:8420", Header: http.Header{}, URL: &url.URL{}}
+	if !CheckHost(r, LoopbackHosts(8420)) || CheckHost(r, LoopbackHosts(8421)) {
+		t.Error("CheckHost")
+	}
+	r.Header.Set("Origin", "http://localhost:8420")
+	if !CheckOrigin(r, LoopbackOrigins(8420)) || CheckOrigin(r, []string{"*"}) {
+		t.Error("CheckOrigin")
+	}
+}
