@@ -88,8 +88,8 @@ import (
 // Lab is a lab server measurements may target.
 type Lab struct {
 	Name        string `json:"name"`
-	BaseURL     string `json:"-"` // kept from the page: it needs only the name
-	APIKey      string `json:"-"` // from the environment; never sent to the page
+	BaseURL     string `json:"-"`    // kept from the page: it needs only the name
+	APIKey      string `json:"-"`    // from the environment; never sent to the page
 	Kind        string `json:"kind"` // "embedded" or "external"
 	Description string `json:"description,omitempty"`
 }
