@@ -11,7 +11,8 @@ run:
 build:
 	$(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
-test: test-native test-wasm
+# wasm first: the browser tests (site/e2e, part of go test ./...) load the built app.
+test: wasm test-native test-wasm
 
 test-native:
 	$(GO) vet ./...
@@ -33,3 +34,23 @@ worker-local: worker
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
+	$(MAKE) bench-browser
+
+# The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
+WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
+.PHONY: wasm test-browser bench-browser
+wasm: site/app.wasm
+site/app.wasm: $(WASM_SRC)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
+	gzip -9 -k -f site/app.wasm
+	if command -v brotli >/dev/null; then brotli -q 10 -f site/app.wasm; \
+	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
+
+# Headless Chromium drives the page (needs /usr/bin/chromium; .ci/run installs it).
+test-browser: wasm
+	$(GO) test -count=1 ./site/e2e/
+
+# Re-simulation + redraw time, first frame and wasm size on the wire, in headless Chromium.
+bench-browser: wasm
+	$(GO) test -count=1 -run '^$$' -bench Browser -benchtime 1x ./site/e2e/

@@ -1,0 +1,46 @@
+// Loads app.wasm into the timeline frame. The Go program reaches the
+// controls page through window.parent and sets window.servelab there.
+(function () {
+  "use strict";
+  var boot = document.getElementById("boot");
+  function fail(msg) {
+    boot.textContent = msg;
+    try {
+      var m = window.parent.document.getElementById("message");
+      if (m) { m.textContent = msg; m.className = "error"; m.hidden = false; }
+    } catch (e) { /* not same-origin: the frame's own message is enough */ }
+  }
+  if (typeof Go === "undefined") {
+    fail("wasm_exec.js is missing: build the app with `make wasm`.");
+    return;
+  }
+  if (!window.WebAssembly) {
+    fail("This browser has no WebAssembly.");
+    return;
+  }
+  var go = new Go();
+  var t0 = performance.now();
+  function fromScratch() {
+    return WebAssembly.instantiateStreaming
+      ? WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject).then(function (r) { return r.instance; })
+      : fetch("app.wasm").then(function (r) { return r.arrayBuffer(); })
+          .then(function (b) { return WebAssembly.instantiate(b, go.importObject); })
+          .then(function (r) { return r.instance; });
+  }
+  // The controls page starts compiling app.wasm while this frame loads
+  // (window.servelabModule); use that module when it is there.
+  var early = null;
+  try { early = window.parent !== window && window.parent.servelabModule; } catch (e) { early = null; }
+  var load = early
+    ? early.then(function (mod) { return WebAssembly.instantiate(mod, go.importObject); }).catch(fromScratch)
+    : fromScratch();
+  load.then(function (instance) {
+    boot.remove();
+    window.servelabLoadMs = performance.now() - t0;
+    return go.run(instance);
+  }).then(function () {
+    fail("The simulator stopped. Reload the page to start it again.");
+  }).catch(function (err) {
+    fail("Could not start the simulator (app.wasm): " + err + ". Build it with `make wasm`.");
+  });
+})();

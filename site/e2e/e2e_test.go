@@ -1,0 +1,313 @@
+// Package e2e drives the playground in headless Chromium: the page served by
+// site.Handler from the files `make wasm` put in site/, loaded as a student
+// would load it. It needs /usr/bin/chromium (`.ci/run` installs it) and
+// site/app.wasm (`make wasm`); without either it fails and says which.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+	"servelab/site"
+)
+
+// siteDir is the directory make wasm builds into.
+const siteDir = ".."
+
+// chromiumPath is the browser the tests drive; CHROMIUM overrides it.
+func chromiumPath() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// serve starts site.Handler on the built site at 127.0.0.1 and returns its URL.
+func serve(t testing.TB) string {
+	t.Helper()
+	for _, f := range []string{"app.wasm", "wasm_exec.js", "index.html"} {
+		if _, err := os.Stat(filepath.Join(siteDir, f)); err != nil {
+			t.Fatalf("site/%s is missing: run `make wasm` first (%v)", f, err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: site.Handler(os.DirFS(siteDir))}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// browser starts headless Chromium with the flags that let ebiten render
+// through SwiftShader, and returns a tab context.
+func browser(t testing.TB) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if _, err := exec.LookPath(path); err != nil {
+		t.Fatalf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
+	}
+	dir := t.TempDir()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.UserDataDir(dir),
+		chromedp.WindowSize(1400, 900),
+		chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+// open loads the page and waits until the app has simulated and drawn.
+func open(t testing.TB, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigate %s: %v", url, err)
+	}
+	waitFor(t, ctx, `window.servelab && servelab.ready && servelab.timings().drawnGen >= 1`, "the app to draw its first frame")
+}
+
+// waitFor polls a JS predicate: tests wait on the app's state, never on wall time.
+func waitFor(t testing.TB, ctx context.Context, pred, what string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent || ""`))
+		t.Fatalf("waiting for %s (%s): %v; page message: %q", what, pred, err, msg)
+	}
+}
+
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// setRange moves a slider as a user would: set the value, fire input.
+func setRange(t testing.TB, ctx context.Context, id string, v float64) {
+	t.Helper()
+	eval[chromedp.Void](t, ctx, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("input", {bubbles: true})); })()`, id, fmt.Sprint(v)))
+}
+
+func TestPageLoadsAndCanvasDraws(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	// The canvas exists inside the frame, has a size, and what it shows is a
+	// picture (many colours), not a blank.
+	size := eval[[]int](t, ctx, `(() => { const c = document.getElementById("view").contentDocument.querySelector("canvas"); return c ? [c.width, c.height] : [0, 0]; })()`)
+	if len(size) != 2 || size[0] < 100 || size[1] < 100 {
+		t.Fatalf("timeline canvas size %v, want a sized canvas", size)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#view")))
+	if err != nil {
+		t.Fatalf("screenshot the timeline: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := colours(img); n < 6 {
+		t.Errorf("the timeline shows %d distinct colours; a drawn timeline has many", n)
+	}
+	for _, id := range []string{"fig-ttft-p90", "fig-tpot-p90", "fig-itl-p99"} {
+		txt := eval[string](t, ctx, fmt.Sprintf(`document.getElementById(%q).textContent`, id))
+		if txt == "" || txt == "–" {
+			t.Errorf("#%s shows %q, want a number", id, txt)
+		}
+	}
+	// Every control has an id and a label.
+	unlabelled := eval[[]string](t, ctx, `[...document.querySelectorAll("input, select, button")].filter(e => !e.id || (e.tagName !== "BUTTON" && !(e.labels && e.labels.length))).map(e => e.outerHTML.slice(0, 60))`)
+	if len(unlabelled) > 0 {
+		t.Errorf("controls without an id or a label: %v", unlabelled)
+	}
+}
+
+// colours counts distinct colours on a coarse grid of the image.
+func colours(img image.Image) int {
+	seen := map[uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			seen[(r>>12)<<8|(g>>12)<<4|bl>>12] = true
+		}
+	}
+	return len(seen)
+}
+
+func TestRateSliderChangesP90TPOT(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2")
+	before := eval[string](t, ctx, `document.getElementById("fig-tpot-p90").textContent`)
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	setRange(t, ctx, "rate", 50)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "a re-simulation after the slider moved")
+	after := eval[string](t, ctx, `document.getElementById("fig-tpot-p90").textContent`)
+	if after == before || after == "–" {
+		t.Fatalf("P90 TPOT shown %q before and %q after moving the rate from 20 to 50 req/s; want a change", before, after)
+	}
+	if r := eval[float64](t, ctx, `servelab.getState().rate`); r != 50 {
+		t.Errorf("state rate %g after the slider, want 50", r)
+	}
+	if q := eval[string](t, ctx, `servelab.query()`); !strings.Contains(q, "rate=50") {
+		t.Errorf("query %q does not hold the new rate", q)
+	}
+}
+
+func TestPresetLinkRestoresSettings(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	open(t, ctx, base+"?preset=demo4")
+	got := eval[map[string]any](t, ctx, `({policy: document.getElementById("policy").value, budget: +document.getElementById("budget").value,
+		rate: +document.getElementById("rate").value, bdec: document.getElementById("bdec").checked, preset: document.getElementById("preset").value})`)
+	want := map[string]any{"policy": "chunked", "budget": 512.0, "rate": 40.0, "bdec": false, "preset": "demo4"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after ?preset=demo4, %s = %v, want %v", k, got[k], v)
+		}
+	}
+	// The URL now holds every setting: opening it reproduces the state.
+	waitFor(t, ctx, `location.search.includes("budget=512")`, "the URL to hold the settings")
+	q := eval[string](t, ctx, `location.search`)
+	st1 := eval[map[string]any](t, ctx, `servelab.getState()`)
+	ctx2 := browser(t)
+	open(t, ctx2, base+q)
+	st2 := eval[map[string]any](t, ctx2, `servelab.getState()`)
+	for k, v := range st1 {
+		if st2[k] != v {
+			t.Errorf("shared link: %s = %v, want %v", k, st2[k], v)
+		}
+	}
+	f1 := eval[string](t, ctx, `document.getElementById("fig-ttft-p90").textContent`)
+	f2 := eval[string](t, ctx2, `document.getElementById("fig-ttft-p90").textContent`)
+	if f1 != f2 {
+		t.Errorf("shared link shows P90 TTFT %s, the original %s", f2, f1)
+	}
+}
+
+func TestAbsurdURLValuesAreClamped(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?rate=1e12&prompt=-5&n=abc&policy=nonsense")
+	notes := eval[string](t, ctx, `document.getElementById("notes").textContent`)
+	for _, want := range []string{"Arrival rate", "Prompt length", "Requests", "policy"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q do not mention %s", notes, want)
+		}
+	}
+	st := eval[map[string]any](t, ctx, `servelab.getState()`)
+	if st["rate"] != 200.0 || st["prompt"] != 1.0 || st["policy"] != "prefill-first" {
+		t.Errorf("clamped state %v, want rate 200, prompt 1, policy prefill-first", st)
+	}
+}
+
+// labJSON writes a measured file as `servelab measure` would, from a small simulated lab run.
+func labJSON(t *testing.T) string {
+	t.Helper()
+	c := sim.DefaultLabConfig()
+	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 6, 2, 8000
+	st, err := sim.NewStepModel(mustModel(t), mustGPU(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := sim.NewPolicy("prefill-first", 0)
+	lo, err := sim.RunLab(sim.Config{Step: st, Policy: pol}, sim.LabFromConfig(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}
+	var b bytes.Buffer
+	if err := sim.WriteMeasured(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "lab.json")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUploadOverlayAndMalformedFile(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	good := labJSON(t)
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{good})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `servelab.status().overlays === 1 && servelab.getState().workload === "lab" && servelab.timings().drawnGen === servelab.timings().gen`, "the lab JSON to be overlaid")
+	st := eval[map[string]any](t, ctx, `servelab.getState()`)
+	if st["streams"] != 8.0 || st["long"] != 8000.0 || st["inject"] != 2.0 {
+		t.Errorf("simulation not configured from the file's config: %v", st)
+	}
+	table := eval[string](t, ctx, `document.getElementById("measured-table").textContent`)
+	for _, want := range []string{"worst gap", "spike ratio", "long TTFT", "lab.json"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("measured table lacks %q: %s", want, table)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "broken.json")
+	os.WriteFile(bad, []byte(`{"summary": {"label": 3`), 0o644)
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{bad})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `document.getElementById("message").className === "error" && document.getElementById("message").textContent.includes("broken.json")`, "a message about the malformed file")
+	// The page keeps working: a slider still re-simulates.
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	setRange(t, ctx, "streams", 12)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && servelab.getState().streams === 12`, gen), "a re-simulation after the malformed upload")
+	if e := eval[string](t, ctx, `servelab.status().error`); e != "" {
+		t.Errorf("simulation error after a malformed upload: %s", e)
+	}
+}
+
+func mustModel(t *testing.T) modelspecs.Model {
+	m, err := modelspecs.Get(modelspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustGPU(t *testing.T) hwspecs.GPU {
+	g, err := hwspecs.Get(hwspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

@@ -1,0 +1,555 @@
+//go:build js && wasm
+
+// Command wasm is servelab's browser playground: an ebiten canvas (the
+// timeline) inside an iframe, driven by the DOM controls of the page around
+// it. Every change re-simulates at once; everything drawn comes from the
+// simulation's trace and results.
+package main
+
+import (
+	"fmt"
+	"image"
+	"math"
+	"runtime/debug"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"github.com/hajimehoshi/ebiten/v2"
+	"honnef.co/go/js/dom/v2"
+)
+
+func imageRect(x0, y0, x1, y1 int) image.Rectangle { return image.Rect(x0, y0, x1, y1) }
+
+// App is the playground's state. The Update goroutine owns it; DOM callbacks
+// only queue work (under mu) and read the published snapshot.
+type App struct {
+	mu    sync.Mutex
+	queue []func()
+	pub   published // what the JS API reads
+
+	win, doc js.Value // the controls page (the iframe's parent)
+	own      js.Value // the iframe's own document
+	pdoc     dom.Document
+
+	state     State
+	run       *SimRun
+	simErr    string
+	notes     []string
+	gen       int // bumps on every re-simulation
+	needSim   bool
+	dirty     bool // the canvas must be repainted
+	drawnGen  int
+	figs      Figures
+	rates     []ratePoint
+	bgDone    bool
+	bgPending bool
+	bgAt      time.Time
+
+	view      View
+	playing   bool
+	speed     float64
+	lastTick  time.Time
+	reduced   bool
+	projector bool
+
+	overlays [2]*Overlay // A and B
+
+	dpr       float64
+	w, h      int
+	batch     *batch
+	off       *ebiten.Image
+	labels    []label
+	simMs     float64
+	drawMs    float64
+	urlDirty  bool
+	urlAt     time.Time
+	press     bool
+	pressX    float64
+	pressT0   float64
+	dragged   bool
+	exportReq bool
+	live      liveState
+}
+
+// published is the snapshot the JS API reads without touching the Update goroutine.
+type published struct {
+	state    State
+	figs     Figures
+	rates    []ratePoint
+	simMs    float64
+	drawMs   float64
+	gen      int
+	drawnGen int
+	err      string
+	notes    []string
+	overlays int
+}
+
+// post queues f to run on the Update goroutine. Safe from any callback.
+func (a *App) post(f func()) {
+	a.mu.Lock()
+	a.queue = append(a.queue, f)
+	a.mu.Unlock()
+}
+
+// fail reports a recovered panic on the page; the app keeps running.
+func (a *App) fail(where string, r any) {
+	msg := fmt.Sprintf("internal error in %s: %v — the page recovered; please report it with the link", where, r)
+	println(msg, string(debug.Stack()))
+	a.message(msg, true)
+}
+
+// guard runs f, turning a panic into a message on the page.
+func (a *App) guard(where string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.fail(where, r)
+		}
+	}()
+	f()
+}
+
+// message shows a line in the page's message area (role=alert for errors).
+func (a *App) message(text string, isErr bool) {
+	defer func() { recover() }() // the page may lack the element; never panic here
+	el := a.el("message")
+	if el.IsNull() {
+		return
+	}
+	el.Set("textContent", text)
+	cls := "info"
+	if isErr {
+		cls = "error"
+	}
+	el.Set("className", cls)
+	el.Set("hidden", text == "")
+}
+
+func (a *App) el(id string) js.Value {
+	if a.pdoc == nil {
+		return js.Null()
+	}
+	e := a.pdoc.GetElementByID(id)
+	if e == nil {
+		return js.Null()
+	}
+	return e.Underlying()
+}
+
+func main() {
+	// Re-simulation allocates little now, but the background figures do: a
+	// larger heap goal keeps collections out of the slider's frame.
+	debug.SetGCPercent(400)
+	a := &App{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}}
+	a.own = js.Global().Get("document")
+	a.win = js.Global().Get("parent")
+	if a.win.IsUndefined() || a.win.IsNull() {
+		a.win = js.Global()
+	}
+	a.doc = a.win.Get("document")
+	// Elements of the parent page come back as *dom.BasicHTMLElement (the
+	// iframe's constructors do not match them), so only Underlying() is used.
+	a.pdoc = dom.WrapDocument(a.doc)
+	a.dpr = ebiten.Monitor().DeviceScaleFactor()
+	if a.dpr <= 0 {
+		a.dpr = 1
+	}
+	mq := a.win.Call("matchMedia", "(prefers-reduced-motion: reduce)")
+	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
+
+	q := a.win.Get("location").Get("search").String()
+	st, notes := ParseQuery(q)
+	a.state = st
+	a.notes = notes
+	a.needSim = true
+	a.bindControls()
+	a.installAPI()
+	a.probeLive()
+	a.batch = newBatch()
+
+	ebiten.SetRunnableOnUnfocused(true)
+	ebiten.SetScreenClearedEveryFrame(false)
+	ebiten.SetWindowTitle("servelab timeline")
+	if err := ebiten.RunGame(&game{a}); err != nil {
+		a.message("the timeline stopped: "+err.Error(), true)
+	}
+}
+
+type game struct{ a *App }
+
+// Update drains queued changes, re-simulates when a setting changed,
+// advances playback and reads the mouse. A panic is reported, not fatal.
+func (g *game) Update() error {
+	a := g.a
+	defer func() {
+		if r := recover(); r != nil {
+			a.fail("Update", r)
+			a.needSim = false
+		}
+	}()
+	a.mu.Lock()
+	q := a.queue
+	a.queue = nil
+	a.mu.Unlock()
+	for _, f := range q {
+		a.guard("a queued change", f)
+	}
+	if a.needSim {
+		a.needSim = false
+		a.resimulate()
+	}
+	a.tickPlayback()
+	a.mouse()
+	a.pickBackground()
+	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
+		a.writeURL()
+	}
+	if a.exportReq {
+		a.exportReq = false
+		a.exportPNG()
+	}
+	return nil
+}
+
+// Draw repaints only when something changed; the screen is kept between frames.
+func (g *game) Draw(screen *ebiten.Image) {
+	a := g.a
+	defer func() {
+		if r := recover(); r != nil {
+			a.fail("Draw", r)
+		}
+	}()
+	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
+	if w != a.w || h != a.h || a.off == nil {
+		a.w, a.h = w, h
+		if a.off != nil {
+			a.off.Deallocate()
+		}
+		a.off = ebiten.NewImage(w, h)
+		a.dirty = true
+	}
+	if a.dirty {
+		t0 := time.Now()
+		a.dirty = false
+		scale := a.dpr
+		if a.projector {
+			scale *= 1.5
+		}
+		rows := 1
+		if a.run != nil {
+			rows = max(1, len(a.run.Rows))
+		}
+		geo := layout(float64(w), float64(h), scale, rows)
+		a.labels = paint(a.off, a.batch, a.run, &a.view, geo, a.overlays[:])
+		a.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
+		if a.drawnGen == 0 && a.run != nil {
+			// The parent page's clock starts at its navigation: this is the time to the first frame.
+			a.win.Set("servelabFirstFrameMs", a.win.Get("performance").Call("now"))
+		}
+		a.drawnGen = a.gen
+		if el := a.own.Call("getElementById", "labels"); !el.IsNull() {
+			el.Set("innerHTML", labelsHTML(a.labels, a.dpr))
+			el.Get("classList").Call("toggle", "projector", a.projector)
+		}
+		a.publish()
+	}
+	screen.DrawImage(a.off, nil)
+}
+
+// LayoutF renders at device pixels so lines stay sharp on HiDPI screens.
+func (g *game) LayoutF(w, h float64) (float64, float64) {
+	return math.Max(1, w*g.a.dpr), math.Max(1, h*g.a.dpr)
+}
+
+// Layout is required by ebiten.Game; LayoutF is what ebiten uses.
+func (g *game) Layout(w, h int) (int, int) {
+	x, y := g.LayoutF(float64(w), float64(h))
+	return int(x), int(y)
+}
+
+// geom is the current layout (for hit tests and zoom).
+func (a *App) geom() geom {
+	scale := a.dpr
+	if a.projector {
+		scale *= 1.5
+	}
+	rows := 1
+	if a.run != nil {
+		rows = max(1, len(a.run.Rows))
+	}
+	return layout(float64(a.w), float64(a.h), scale, rows)
+}
+
+// resimulate runs the current state and refreshes everything shown.
+func (a *App) resimulate() {
+	a.gen++
+	a.run.Recycle() // its arrays are refilled by the new run
+	a.run = nil
+	r, err := Simulate(a.state)
+	if err != nil {
+		a.simErr = err.Error()
+		a.run = nil
+		a.simMs = 0
+		a.message("cannot simulate: "+err.Error(), true)
+	} else {
+		a.simErr = ""
+		a.run = r
+		a.simMs = r.SimMs
+		if r.Truncated {
+			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", maxIterations, fmtDur(r.End)), true)
+		} else {
+			a.message("", false)
+		}
+	}
+	a.view.T0 = a.state.F("t0")
+	a.view.Span = a.state.F("span")
+	a.view.Cursor = a.state.F("cursor")
+	a.view.Sel, a.view.SelRow = a.state.I("sel"), 0
+	if a.run != nil && a.view.Sel >= 0 {
+		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
+	}
+	if a.run != nil && a.view.Cursor > a.run.End {
+		a.view.Cursor = -1
+	}
+	a.dirty = true
+	a.figs = Figures{Goodput: -1}
+	if a.run != nil {
+		a.figs = a.run.figures()
+	}
+	a.rates = nil
+	a.bgDone = false
+	a.showFigures()
+	a.syncControls()
+	a.showNotes()
+	a.showStep()
+	a.urlDirty = true
+	a.publish()
+	// The sweep and goodput start once the settings rest: while a slider is
+	// dragged they would only be cancelled, and their garbage would make
+	// the collector pause the next re-simulation.
+	a.bgPending, a.bgAt = true, time.Now().Add(300*time.Millisecond)
+}
+
+// locateStep turns a global step index into (row, index).
+func (a *App) locateStep(k int) (int, int) {
+	for ri, row := range a.run.Rows {
+		if k < len(row.Iters) {
+			return ri, k
+		}
+		k -= len(row.Iters)
+	}
+	return 0, -1
+}
+
+// globalStep is the inverse of locateStep.
+func (a *App) globalStep(row, k int) int {
+	if a.run == nil || k < 0 {
+		return -1
+	}
+	n := 0
+	for ri := 0; ri < row && ri < len(a.run.Rows); ri++ {
+		n += len(a.run.Rows[ri].Iters)
+	}
+	return n + k
+}
+
+func (a *App) publish() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]ratePoint(nil), a.rates...),
+		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, drawnGen: a.drawnGen, err: a.simErr,
+		notes: append([]string(nil), a.notes...)}
+	for _, o := range a.overlays {
+		if o != nil {
+			a.pub.overlays++
+		}
+	}
+}
+
+// setView stores the view into the state (so the URL has it) and repaints.
+func (a *App) setView() {
+	if a.view.Span <= 0 || math.IsNaN(a.view.Span) {
+		a.view.Span = 1
+	}
+	a.view.Span = math.Max(1e-4, math.Min(a.view.Span, 1e6))
+	if a.view.T0 < 0 || math.IsNaN(a.view.T0) {
+		a.view.T0 = 0
+	}
+	a.state.Num["t0"] = round6(a.view.T0)
+	a.state.Num["span"] = round6(a.view.Span)
+	a.state.Num["cursor"] = round6(a.view.Cursor)
+	if a.view.Cursor < 0 {
+		a.state.Num["cursor"] = -1
+	}
+	a.state.Num["sel"] = float64(a.globalStep(a.view.SelRow, a.view.Sel))
+	a.dirty = true
+	a.urlDirty = true
+	a.syncPlayback()
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// tickPlayback advances the cursor while playing.
+func (a *App) tickPlayback() {
+	now := time.Now()
+	dt := now.Sub(a.lastTick).Seconds()
+	a.lastTick = now
+	if !a.playing || a.run == nil {
+		return
+	}
+	if dt > 0.25 {
+		dt = 0.25
+	}
+	if a.reduced {
+		// Reduced motion: jump a step at a time, a few times a second, no smooth scrolling.
+		if dt > 0 && int(now.UnixMilli()/400) == int(now.Add(-time.Duration(dt*1e9)).UnixMilli()/400) {
+			return
+		}
+		a.stepOnce()
+	} else {
+		a.view.Cursor += dt * a.speed
+	}
+	if a.view.Cursor >= a.run.End {
+		a.view.Cursor = a.run.End
+		a.playing = false
+	}
+	if a.view.Cursor > a.view.T0+0.9*a.view.Span {
+		if a.reduced {
+			a.view.T0 = a.view.Cursor
+		} else {
+			a.view.T0 = a.view.Cursor - 0.9*a.view.Span
+		}
+	}
+	a.setView()
+}
+
+// stepOnce moves the cursor to the end of the next step on any row.
+func (a *App) stepOnce() {
+	if a.run == nil {
+		return
+	}
+	c := a.view.Cursor
+	if c < 0 {
+		c = a.view.T0
+	}
+	next := math.Inf(1)
+	for _, row := range a.run.Rows {
+		its := row.Iters
+		lo, hi := 0, len(its)
+		for lo < hi {
+			m := (lo + hi) / 2
+			if its[m].End() > c+1e-12 {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		if lo < len(its) {
+			next = math.Min(next, its[lo].End())
+		}
+	}
+	if math.IsInf(next, 1) {
+		return
+	}
+	a.view.Cursor = next
+	if next > a.view.T0+a.view.Span || next < a.view.T0 {
+		a.view.T0 = math.Max(0, next-0.5*a.view.Span)
+	}
+	a.setView()
+}
+
+func (a *App) togglePlay() {
+	if a.run == nil {
+		return
+	}
+	a.playing = !a.playing
+	if a.playing {
+		if a.view.Cursor < 0 || a.view.Cursor >= a.run.End {
+			a.view.Cursor = a.view.T0
+		}
+		a.lastTick = time.Now()
+	}
+	a.setView()
+}
+
+// zoom scales the view span by f around time t.
+func (a *App) zoom(f, t float64) {
+	v := &a.view
+	ns := math.Max(1e-4, math.Min(v.Span*f, math.Max(1, 1.2*a.spanAll())))
+	v.T0 = math.Max(0, t-(t-v.T0)*ns/v.Span)
+	v.Span = ns
+	a.setView()
+}
+
+func (a *App) spanAll() float64 {
+	if a.run == nil {
+		return 1
+	}
+	return a.run.Span()
+}
+
+func (a *App) pan(frac float64) {
+	a.view.T0 = math.Max(0, a.view.T0+frac*a.view.Span)
+	a.setView()
+}
+
+func (a *App) fit() {
+	a.view.T0, a.view.Span = 0, a.spanAll()
+	a.setView()
+}
+
+// mouse handles hover, click-to-select, drag-to-pan and wheel zoom on the canvas.
+func (a *App) mouse() {
+	if a.run == nil || a.w == 0 {
+		return
+	}
+	g := a.geom()
+	cx, cy := ebiten.CursorPosition()
+	x, y := float64(cx), float64(cy)
+	in := x >= 0 && y >= 0 && x < float64(a.w) && y < float64(a.h)
+	if _, wy := ebiten.Wheel(); wy != 0 && in {
+		f := 1.2
+		if wy > 0 {
+			f = 1 / 1.2
+		}
+		a.zoom(f, a.view.t(g, math.Max(g.left, x)))
+	}
+	down := ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft)
+	switch {
+	case down && !a.press && in:
+		a.press, a.pressX, a.pressT0, a.dragged = true, x, a.view.T0, false
+	case down && a.press:
+		if math.Abs(x-a.pressX) > 4*a.dpr {
+			a.dragged = true
+		}
+		if a.dragged {
+			a.view.T0 = math.Max(0, a.pressT0-(x-a.pressX)/g.plotW()*a.view.Span)
+			a.setView()
+		}
+	case !down && a.press:
+		a.press = false
+		if !a.dragged {
+			row, k := hit(a.run, &a.view, g, x, y)
+			a.view.SelRow, a.view.Sel = row, k
+			a.setView()
+			a.showStep()
+		}
+	}
+	if in && !a.press {
+		row, k := hit(a.run, &a.view, g, x, y)
+		if row != a.view.HoverRow || k != a.view.Hover {
+			a.view.HoverRow, a.view.Hover = row, k
+			a.dirty = true
+			a.showStep()
+		}
+	}
+}
+
+// writeURL puts the whole state into the page's address (no history entry per change).
+func (a *App) writeURL() {
+	a.urlDirty = false
+	a.urlAt = time.Now()
+	a.win.Get("history").Call("replaceState", js.Null(), "", "?"+a.state.Query())
+	a.publish()
+}

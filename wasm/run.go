@@ -1,0 +1,486 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+// maxIterations cuts any one simulation short so the tab never freezes; a
+// cut run says so on the page.
+const maxIterations = 150_000
+
+// Row is one GPU (or instance) lane of the timeline: its iterations in time order.
+type Row struct {
+	Name  string
+	Iters []sim.Iteration
+}
+
+// SimRun is one simulation and what the view needs from it. Everything drawn
+// comes from here; the view never prices a step itself.
+type SimRun struct {
+	State     State
+	Step      sim.StepModel
+	Rows      []Row
+	Results   []sim.Result
+	Summary   sim.Summary
+	Truncated bool
+	End       float64
+	Inject    float64 // lab: when the long prompt arrives (else -1)
+	LongIDs   map[int]bool
+	Lab       *sim.LabSummary
+	SimMs     float64
+
+	// byID maps a request ID to its index in Results.
+	byID idIndex
+	// recycle gives the trace's arrays back for reuse.
+	recycle func()
+	// firstPrefill is, per result index, the start of its first prefill step (-1: none).
+	firstPrefill []float64
+	// itl is every inter-token gap keyed by the time the later token arrived, sorted by time.
+	itl []gapAt
+	// gaps is every inter-token gap, in no order (nil: collect from the results).
+	gaps []float64
+	// itlMax is the largest gap of all.
+	itlMax float64
+}
+
+type gapAt struct{ t, gap float64 }
+
+// stepModel builds the step model the state names, with its assumptions.
+func stepModel(s State) (sim.StepModel, error) {
+	m, err := modelspecs.Get(s.Model)
+	if err != nil {
+		return sim.StepModel{}, err
+	}
+	g, err := hwspecs.Get(s.GPU)
+	if err != nil {
+		return sim.StepModel{}, err
+	}
+	st := sim.StepModel{Model: m, GPU: g, EffCompute: s.F("effc"), EffMem: s.F("effm"),
+		Overhead: s.F("ovh") / 1e3, TP: s.I("tp")}
+	return st.Prepare()
+}
+
+// policy builds the scheduler the state names.
+func policy(s State) (sim.Policy, error) {
+	switch s.Policy {
+	case "chunked":
+		return sim.Chunked{Budget: s.I("budget"), ExcludeDecodes: s.I("bdec") == 0}, nil
+	case "prefill-first", "disagg":
+		return sim.NewPolicy("prefill-first", 0)
+	}
+	return nil, fmt.Errorf("unknown policy %q", s.Policy)
+}
+
+// labWorkload is the lab closed loop from the state's knobs.
+func labWorkload(s State) sim.LabWorkload {
+	return sim.LabWorkload{ShortConcurrency: s.I("streams"), ShortInputLen: s.I("prompt"), ShortOutputLen: s.I("output"),
+		LongInputLen: s.I("long"), LongOutputLen: s.I("longout"), LongCount: 1,
+		Duration: s.F("duration"), InjectAfter: s.F("inject")}
+}
+
+// Simulate runs the state's experiment with the trace and every token time kept.
+func Simulate(s State) (*SimRun, error) {
+	t0 := time.Now()
+	step, err := stepModel(s)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy(s)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true,
+		Limits: sim.Limits{MaxIterations: maxIterations}}
+	r := &SimRun{State: s.Clone(), Step: step, Inject: -1}
+	switch {
+	case s.Workload == "lab":
+		if s.Policy == "disagg" {
+			return nil, fmt.Errorf("the lab workload runs on one GPU; pick prefill-first or chunked")
+		}
+		w := labWorkload(s)
+		if w.InjectAfter >= w.Duration {
+			return nil, fmt.Errorf("inject time %gs must be before the end of the lab run (%gs)", w.InjectAfter, w.Duration)
+		}
+		lo, err := sim.RunLab(cfg, w)
+		if err != nil {
+			return nil, err
+		}
+		r.Rows = []Row{{Name: step.GPU.Name, Iters: lo.Outcome.Iterations}}
+		r.Results, r.Truncated, r.End = lo.Outcome.Results, lo.Outcome.Truncated, lo.Outcome.End
+		r.Inject = w.InjectAfter
+		r.LongIDs = map[int]bool{}
+		for _, res := range r.Results {
+			if res.Arrival == w.InjectAfter && res.Prompt == w.LongInputLen && res.Output == w.LongOutputLen && res.ID >= w.ShortConcurrency {
+				r.LongIDs[res.ID] = true
+			}
+		}
+		sum := lo.Summary
+		r.Lab = &sum
+	default:
+		reqs, err := sim.Poisson(s.I("n"), s.F("rate"), s.I("prompt"), s.I("output"), uint64(s.I("seed")))
+		if err != nil {
+			return nil, err
+		}
+		if s.Policy == "disagg" {
+			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true,
+				Limits: sim.Limits{MaxIterations: maxIterations}}
+			co, err := sim.RunDisaggregated(c, reqs)
+			if err != nil {
+				return nil, err
+			}
+			for _, in := range co.Instances {
+				name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
+				r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations})
+			}
+			r.Results, r.Truncated, r.End = co.Results, co.Truncated, co.End
+		} else {
+			if err := r.runTraced(cfg, reqs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.index()
+	r.summarize()
+	r.SimMs = float64(time.Since(t0).Microseconds()) / 1e3
+	return r, nil
+}
+
+// runTraced is sim.Run with the trace kept in one flat slice of items, so a
+// re-simulation allocates a few large arrays rather than one per step.
+func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
+	e, err := sim.NewEngine(cfg)
+	if err != nil {
+		return err
+	}
+	for _, q := range reqs {
+		_ = e.Submit(q) // a rejection is recorded in the result
+	}
+	// Reuse the previous run's arrays: it is replaced by this one, and
+	// allocating (and collecting) megabytes per slider move is most of the cost.
+	its, items, offs := reuse.its[:0], reuse.items[:0], reuse.offs[:0]
+	reuse.its, reuse.items, reuse.offs = nil, nil, nil
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		offs = append(offs, len(items))
+		items = append(items, it.Items...)
+		c := *it
+		c.Items = nil
+		its = append(its, c)
+	}
+	for k := range its {
+		end := len(items)
+		if k+1 < len(offs) {
+			end = offs[k+1]
+		}
+		its[k].Items = items[offs[k]:end:end]
+	}
+	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
+	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy()
+	r.recycle = func() { reuse.its, reuse.items, reuse.offs = its, items, offs }
+	return nil
+}
+
+// reuse holds the arrays of the run on screen, for the next run to refill.
+// Only the Update goroutine simulates, so one set suffices.
+var reuse struct {
+	its   []sim.Iteration
+	items []sim.Item
+	offs  []int
+	gaps  []float64
+}
+
+// Recycle hands the run's arrays to the next simulation; call it when the
+// run is no longer shown.
+func (r *SimRun) Recycle() {
+	if r != nil && r.recycle != nil {
+		r.recycle()
+		r.recycle = nil
+	}
+}
+
+// index derives the lookups the view needs from the results and trace.
+func (r *SimRun) index() {
+	r.byID = newIDIndex(r.Results)
+	r.firstPrefill = make([]float64, len(r.Results))
+	for i := range r.firstPrefill {
+		r.firstPrefill[i] = -1
+	}
+	for _, row := range r.Rows {
+		for k := range row.Iters {
+			it := &row.Iters[k]
+			if it.Prefill == 0 {
+				continue
+			}
+			for _, item := range it.Items {
+				if !item.Prefill {
+					continue
+				}
+				if i, ok := r.byID.get(item.ID); ok && (r.firstPrefill[i] < 0 || it.Start < r.firstPrefill[i]) {
+					r.firstPrefill[i] = it.Start
+				}
+			}
+		}
+	}
+	r.itl = r.itl[:0]
+	r.itlMax = 0
+	if len(r.Rows) == 1 {
+		// One GPU: every token lands at the end of a step, so the largest gap
+		// per step, in step order, is already sorted by time.
+		its := r.Rows[0].Iters
+		r.itl = slices.Grow(r.itl[:0], len(its))
+		// Steps come in time order, so a request's n-th emit is its n-th token.
+		emitted := make([]int32, len(r.Results))
+		gaps := reuse.gaps[:0]
+		for k := range its {
+			mg := 0.0
+			for _, item := range its[k].Items {
+				if !item.Emit {
+					continue
+				}
+				i, ok := r.byID.get(item.ID)
+				if !ok {
+					continue
+				}
+				j := int(emitted[i])
+				emitted[i]++
+				if ts := r.Results[i].TokenTimes; j > 0 && j < len(ts) {
+					g := ts[j] - ts[j-1]
+					gaps = append(gaps, g)
+					mg = math.Max(mg, g)
+				}
+			}
+			if mg > 0 {
+				end := its[k].End()
+				r.itl = append(r.itl, gapAt{end, mg})
+				r.itlMax = math.Max(r.itlMax, mg)
+			}
+		}
+		reuse.gaps, r.gaps = gaps, gaps
+		return
+	}
+	for _, res := range r.Results {
+		ts := res.TokenTimes
+		for j := 1; j < len(ts); j++ {
+			g := ts[j] - ts[j-1]
+			r.itl = append(r.itl, gapAt{ts[j], g})
+			r.itlMax = math.Max(r.itlMax, g)
+		}
+	}
+	slices.SortFunc(r.itl, func(a, b gapAt) int { return cmp.Compare(a.t, b.t) })
+}
+
+// summarize fills Summary. sim.Summarize would sort every inter-token gap;
+// selecting the three ranks gives the same nearest-rank percentiles in
+// linear time, which keeps a re-simulation within a frame.
+func (r *SimRun) summarize() {
+	bare := make([]sim.Result, len(r.Results))
+	for i, res := range r.Results {
+		res.TokenTimes = nil
+		bare[i] = res
+	}
+	r.Summary = sim.Summarize(bare)
+	gaps := r.gaps
+	if gaps == nil {
+		for _, res := range r.Results {
+			ts := res.TokenTimes
+			for j := 1; j < len(ts); j++ {
+				gaps = append(gaps, ts[j]-ts[j-1])
+			}
+		}
+	}
+	if len(gaps) == 0 {
+		return
+	}
+	s := &r.Summary
+	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = percentiles(gaps)
+}
+
+// percentiles returns sim.Percentile's nearest-rank P50, P90 and P99 and the
+// maximum of xs, found by selection: each rank is selected in the part above
+// the previous one. It reorders xs.
+func percentiles(xs []float64) (p50, p90, p99, top float64) {
+	rank := func(p float64) int {
+		return max(0, min(len(xs)-1, int(math.RoundToEven(p/100*float64(len(xs)-1)))))
+	}
+	k50, k90, k99 := rank(50), rank(90), rank(99)
+	p50 = selectRank(xs, 0, k50)
+	p90 = selectRank(xs, k50, k90)
+	p99 = selectRank(xs, k90, k99)
+	return p50, p90, p99, slices.Max(xs[k99:])
+}
+
+// selectRank puts the k-th smallest of xs[lo:] at xs[k], smaller ones before
+// it and larger ones after (Hoare's quickselect), and returns it.
+func selectRank(xs []float64, lo, k int) float64 {
+	hi := len(xs) - 1
+	for lo < hi {
+		pivot := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
+}
+
+// Span is the simulated time the run covers.
+func (r *SimRun) Span() float64 {
+	if r.End > 0 {
+		return r.End
+	}
+	return 1
+}
+
+// Figures are the numbers shown beside the canvas (seconds, req/s).
+type Figures struct {
+	TTFT, TPOT, ITL [3]float64 // P50, P90, P99
+	ITLMax          float64
+	Attainment      float64
+	Completed       int
+	Submitted       int
+	Throughput      float64
+	Goodput         float64 // -1 while being computed
+	GoodputNote     string
+	Truncated       bool
+}
+
+// figures reads the run's figures; goodput comes later from the background job.
+func (r *SimRun) figures() Figures {
+	s := r.Summary
+	f := Figures{TTFT: [3]float64{s.TTFTP50, s.TTFTP90, s.TTFTP99}, TPOT: [3]float64{s.TPOTP50, s.TPOTP90, s.TPOTP99},
+		ITL: [3]float64{s.ITLP50, s.ITLP90, s.ITLP99}, ITLMax: s.ITLMax, Completed: s.Completed, Submitted: s.Submitted,
+		Throughput: s.Throughput, Goodput: -1, Truncated: r.Truncated}
+	f.Attainment = sim.Attainment(r.Results, slo(r.State))
+	return f
+}
+
+func slo(s State) sim.SLO { return sim.SLO{TTFT: s.F("slottft") / 1e3, TPOT: s.F("slotpot") / 1e3} }
+
+// attainmentAt runs the state's Poisson experiment at another rate, without
+// trace, for the goodput search and the latency-vs-rate view.
+func attainmentAt(s State, rate float64) (sim.Summary, float64, error) {
+	step, err := stepModel(s)
+	if err != nil {
+		return sim.Summary{}, 0, err
+	}
+	n := s.I("n")
+	reqs, err := sim.Poisson(n, rate, s.I("prompt"), s.I("output"), uint64(s.I("seed")))
+	if err != nil {
+		return sim.Summary{}, 0, err
+	}
+	var rs []sim.Result
+	if s.Policy == "disagg" {
+		co, err := sim.RunDisaggregated(sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"),
+			Limits: sim.Limits{MaxIterations: maxIterations}}, reqs)
+		if err != nil {
+			return sim.Summary{}, 0, err
+		}
+		rs = co.Results
+	} else {
+		pol, err := policy(s)
+		if err != nil {
+			return sim.Summary{}, 0, err
+		}
+		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: sim.Limits{MaxIterations: maxIterations}}, reqs)
+		if err != nil {
+			return sim.Summary{}, 0, err
+		}
+		rs = out.Results
+	}
+	return sim.Summarize(rs), sim.Attainment(rs, slo(s)), nil
+}
+
+// ratePoint is one point of the latency-vs-rate view.
+type ratePoint struct {
+	Rate       float64 `json:"rate"`
+	TTFTP90    float64 `json:"ttft_p90"`
+	TPOTP90    float64 `json:"tpot_p90"`
+	Attainment float64 `json:"attainment"`
+}
+
+// ratesFor is the latency-vs-rate sweep around the current rate.
+func ratesFor(rate float64) []float64 {
+	fs := []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2}
+	out := make([]float64, len(fs))
+	for i, f := range fs {
+		out[i] = math.Round(rate*f*100) / 100
+		if out[i] <= 0 {
+			out[i] = 0.01
+		}
+	}
+	return out
+}
+
+// idIndex maps request IDs to result indices: a slice when the IDs are
+// small (every workload numbers requests from 0), else a map.
+type idIndex struct {
+	dense []int32
+	m     map[int]int
+}
+
+func newIDIndex(rs []sim.Result) idIndex {
+	maxID := 0
+	for i := range rs {
+		maxID = max(maxID, rs[i].ID)
+	}
+	var x idIndex
+	if maxID < 4*len(rs)+16 && rs != nil {
+		x.dense = make([]int32, maxID+1)
+		for i := range x.dense {
+			x.dense[i] = -1
+		}
+		for i := range rs {
+			if rs[i].ID >= 0 {
+				x.dense[rs[i].ID] = int32(i)
+			}
+		}
+		return x
+	}
+	x.m = make(map[int]int, len(rs))
+	for i := range rs {
+		x.m[rs[i].ID] = i
+	}
+	return x
+}
+
+func (x idIndex) get(id int) (int, bool) {
+	if x.m != nil {
+		i, ok := x.m[id]
+		return i, ok
+	}
+	if id < 0 || id >= len(x.dense) || x.dense[id] < 0 {
+		return 0, false
+	}
+	return int(x.dense[id]), true
+}

@@ -1,0 +1,496 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"fmt"
+	"html"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hajimehoshi/ebiten/v2"
+
+	"servelab/sim"
+)
+
+// Colour-blind-safe palette (Okabe and Ito). Requests cycle through the
+// first six; the roofline bound uses shapes as well as colours.
+var (
+	reqPalette = []color.RGBA{
+		{0xE6, 0x9F, 0x00, 0xff}, // orange
+		{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+		{0x00, 0x9E, 0x73, 0xff}, // bluish green
+		{0xF0, 0xE4, 0x42, 0xff}, // yellow
+		{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+		{0xB0, 0xB0, 0xB0, 0xff}, // grey
+	}
+	colCompute  = color.RGBA{0xD5, 0x5E, 0x00, 0xff} // vermillion
+	colMemory   = color.RGBA{0x00, 0x72, 0xB2, 0xff} // blue
+	colBG       = color.RGBA{0x14, 0x16, 0x1a, 0xff}
+	colPanel    = color.RGBA{0x1e, 0x21, 0x27, 0xff}
+	colGrid     = color.RGBA{0x33, 0x37, 0x3f, 0xff}
+	colText     = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+	colWait     = color.RGBA{0x70, 0x70, 0x70, 0xff}
+	colCursor   = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	colLong     = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	colSel      = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	colMeasured = color.RGBA{0xff, 0x5c, 0xcd, 0xff}
+	colMeasB    = color.RGBA{0x9b, 0xff, 0x5c, 0xff}
+)
+
+func reqColor(r *SimRun, id int) color.RGBA {
+	if r.LongIDs[id] {
+		return colLong
+	}
+	return reqPalette[id%len(reqPalette)]
+}
+
+// tint mixes c with the background so decode tokens read lighter than prefill chunks.
+func tint(c color.RGBA, f float64) color.RGBA {
+	m := func(a, b uint8) uint8 { return uint8(float64(a)*f + float64(b)*(1-f)) }
+	return color.RGBA{m(c.R, colBG.R), m(c.G, colBG.G), m(c.B, colBG.B), 0xff}
+}
+
+// batch collects solid rectangles and draws them in one DrawTriangles call.
+type batch struct {
+	v   []ebiten.Vertex
+	idx []uint16
+	src *ebiten.Image
+}
+
+func newBatch() *batch {
+	w := ebiten.NewImage(3, 3)
+	w.Fill(color.White)
+	return &batch{src: w.SubImage(imageRect(1, 1, 2, 2)).(*ebiten.Image)}
+}
+
+func (b *batch) rect(x, y, w, h float64, c color.RGBA) {
+	if w <= 0 || h <= 0 {
+		return
+	}
+	if len(b.v) > 60000 {
+		panic("batch overflow: flush first")
+	}
+	r, g, bl, a := float32(c.R)/255, float32(c.G)/255, float32(c.B)/255, float32(c.A)/255
+	n := uint16(len(b.v))
+	x0, y0, x1, y1 := float32(x), float32(y), float32(x+w), float32(y+h)
+	for _, p := range [4][2]float32{{x0, y0}, {x1, y0}, {x0, y1}, {x1, y1}} {
+		b.v = append(b.v, ebiten.Vertex{DstX: p[0], DstY: p[1], SrcX: 1.5, SrcY: 1.5, ColorR: r, ColorG: g, ColorB: bl, ColorA: a})
+	}
+	b.idx = append(b.idx, n, n+1, n+2, n+1, n+3, n+2)
+}
+
+func (b *batch) flushIfFull(dst *ebiten.Image) {
+	if len(b.v) > 55000 {
+		b.flush(dst)
+	}
+}
+
+func (b *batch) flush(dst *ebiten.Image) {
+	if len(b.v) > 0 {
+		dst.DrawTriangles(b.v, b.idx, b.src, nil)
+	}
+	b.v, b.idx = b.v[:0], b.idx[:0]
+}
+
+// label is text the page lays over the canvas (the canvas itself draws no text,
+// which keeps a font out of the wasm).
+type label struct {
+	x, y  float64 // device pixels
+	text  string
+	class string
+}
+
+// geom is the timeline's layout in device pixels.
+type geom struct {
+	w, h, s          float64 // size and scale (device pixels per CSS pixel, projector bigger)
+	left, right      float64
+	axisY, axisH     float64
+	rowY, rowH, rowG float64 // first GPU row, its height, gap
+	lanesY, lanesH   float64
+	itlY, itlH       float64
+}
+
+func layout(w, h, s float64, rows int) geom {
+	g := geom{w: w, h: h, s: s, left: 92 * s, right: 12 * s, axisY: 4 * s, axisH: 20 * s}
+	g.rowY = g.axisY + g.axisH + 4*s
+	g.rowG = 6 * s
+	avail := h - g.rowY
+	g.itlH = math.Max(50*s, avail*0.2)
+	g.rowH = math.Min(110*s, math.Max(28*s, avail*0.45/float64(rows)))
+	g.lanesY = g.rowY + float64(rows)*(g.rowH+g.rowG) + 8*s
+	g.itlY = h - g.itlH - 6*s
+	g.lanesH = g.itlY - 10*s - g.lanesY
+	return g
+}
+
+func (g geom) plotW() float64 { return g.w - g.left - g.right }
+
+// x maps a time to a device-pixel column.
+func (v *View) x(g geom, t float64) float64 { return g.left + (t-v.T0)/v.Span*g.plotW() }
+
+// t maps a device-pixel column to a time.
+func (v *View) t(g geom, x float64) float64 { return v.T0 + (x-g.left)/g.plotW()*v.Span }
+
+// View is what part of the run is shown and how far playback has got.
+type View struct {
+	T0, Span float64
+	Cursor   float64 // playback position; < 0 shows the whole run
+	Sel      int     // selected step (global index over rows); -1 none
+	SelRow   int
+	Hover    int
+	HoverRow int
+}
+
+// visible returns the half-open index range of row's iterations overlapping [t0, t1].
+func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
+	a := sort.Search(len(its), func(i int) bool { return its[i].Start+its[i].Duration >= t0 })
+	b := sort.Search(len(its), func(i int) bool { return its[i].Start > t1 })
+	return a, b
+}
+
+// paint draws the run into dst and returns the labels to lay over it.
+// It only reads the run: every width, colour and height comes from the sim's trace and results.
+func paint(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, meas []*Overlay) []label {
+	var labels []label
+	dst.Fill(colBG)
+	pw := g.plotW()
+	t1 := v.T0 + v.Span
+	cursor := v.Cursor
+	if cursor < 0 {
+		cursor = math.Inf(1)
+	}
+	// Axis: about one tick every 110 CSS px.
+	step := niceStep(v.Span / math.Max(1, pw/(110*g.s)))
+	for t := math.Ceil(v.T0/step) * step; t <= t1; t += step {
+		x := v.x(g, t)
+		b.rect(x, g.axisY+g.axisH-4*g.s, 1*g.s, 4*g.s, colText)
+		b.rect(x, g.rowY, 1, g.h-g.rowY, colGrid)
+		labels = append(labels, label{x + 3*g.s, g.axisY, fmtDur(t), "tick"})
+	}
+	if r == nil {
+		b.flush(dst)
+		return labels
+	}
+	// GPU rows: one block per iteration, width = its duration.
+	for ri, row := range r.Rows {
+		y := g.rowY + float64(ri)*(g.rowH+g.rowG)
+		b.rect(g.left, y, pw, g.rowH, colPanel)
+		labels = append(labels, label{4 * g.s, y + g.rowH/2 - 8*g.s, row.Name, "row"})
+		a, e := visible(row.Iters, v.T0, t1)
+		lastX := -1.0
+		bandH := 5 * g.s
+		for k := a; k < e; k++ {
+			it := &row.Iters[k]
+			if it.Start > cursor {
+				break
+			}
+			x0 := math.Max(g.left, v.x(g, it.Start))
+			x1 := math.Min(g.left+pw, v.x(g, it.End()))
+			w := x1 - x0
+			bc := colMemory
+			if it.Cost.Bound == sim.Compute {
+				bc = colCompute
+			}
+			if w < 2 {
+				// Too narrow for detail: one column per pixel, prefill wins.
+				if math.Floor(x0) == lastX && it.Prefill == 0 {
+					continue
+				}
+				lastX = math.Floor(x0)
+				c := color.RGBA{0x88, 0x88, 0x88, 0xff}
+				if it.Prefill > 0 {
+					c = colText
+				}
+				b.rect(x0, y+bandH, math.Max(1, w), g.rowH-bandH, c)
+				b.rect(x0, y, math.Max(1, w), bandH, bc)
+				continue
+			}
+			// Bound band on top: compute a full bar, memory a half-height bar.
+			if it.Cost.Bound == sim.Compute {
+				b.rect(x0, y, w, bandH, bc)
+			} else {
+				b.rect(x0, y+bandH/2, w, bandH/2, bc)
+			}
+			body := g.rowH - bandH - 1*g.s
+			total := float64(it.Decodes + it.Prefill)
+			yy := y + bandH + 1*g.s
+			gap := 0.0
+			if w > 4*g.s {
+				gap = 1 * g.s
+			}
+			for _, item := range it.Items {
+				hh := body * float64(item.Tokens) / total
+				c := reqColor(r, item.ID)
+				if !item.Prefill {
+					c = tint(c, 0.55)
+				}
+				b.rect(x0, yy, w-gap, hh, c)
+				yy += hh
+			}
+			b.flushIfFull(dst)
+		}
+		// Selected and hovered steps get an outline.
+		for _, m := range []struct {
+			row, k int
+			c      color.RGBA
+		}{{v.SelRow, v.Sel, colSel}, {v.HoverRow, v.Hover, color.RGBA{0xaa, 0xaa, 0xaa, 0xff}}} {
+			if m.row != ri || m.k < 0 || m.k >= len(row.Iters) {
+				continue
+			}
+			it := &row.Iters[m.k]
+			x0, x1 := v.x(g, it.Start), v.x(g, it.End())
+			if x1 < g.left || x0 > g.left+pw {
+				continue
+			}
+			x1 = math.Max(x1, x0+2*g.s)
+			th := 2 * g.s
+			b.rect(x0, y-th, x1-x0, th, m.c)
+			b.rect(x0, y+g.rowH, x1-x0, th, m.c)
+			b.rect(x0-th, y, th, g.rowH, m.c)
+			b.rect(x1, y, th, g.rowH, m.c)
+		}
+	}
+	b.flush(dst)
+	labels = append(labels, paintLanes(dst, b, r, v, g, cursor)...)
+	labels = append(labels, paintITL(dst, b, r, v, g, cursor, meas)...)
+	// Playback cursor.
+	if v.Cursor >= 0 && v.Cursor >= v.T0 && v.Cursor <= t1 {
+		b.rect(v.x(g, v.Cursor), g.axisY, 2*g.s, g.h-g.axisY, colCursor)
+	}
+	if r.Inject >= 0 && r.Inject >= v.T0 && r.Inject <= t1 {
+		x := v.x(g, r.Inject)
+		b.rect(x, g.rowY, 1*g.s, g.h-g.rowY, colLong)
+		labels = append(labels, label{x + 3*g.s, g.lanesY - 16*g.s, "long prompt arrives", "note"})
+	}
+	b.flush(dst)
+	return labels
+}
+
+// paintLanes draws one lane per request active in the view: waiting (thin
+// line), prefilling (solid), decoding (tinted) with a tick per token.
+func paintLanes(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor float64) []label {
+	t1 := v.T0 + v.Span
+	var active []int
+	for i := range r.Results {
+		res := &r.Results[i]
+		end := res.Finish
+		if end == 0 {
+			end = r.End
+		}
+		if res.Arrival <= t1 && end >= v.T0 && res.Arrival <= cursor {
+			active = append(active, i)
+		}
+	}
+	minLane := 3 * g.s
+	maxLanes := int(g.lanesH / minLane)
+	shown := len(active)
+	if shown > maxLanes {
+		shown = maxLanes
+	}
+	labels := []label{{4 * g.s, g.lanesY, fmt.Sprintf("requests (%d)", len(active)), "row"}}
+	if shown < len(active) {
+		labels = append(labels, label{4 * g.s, g.lanesY + 16*g.s, fmt.Sprintf("%d shown", shown), "small"})
+	}
+	if shown == 0 {
+		return labels
+	}
+	laneH := math.Min(14*g.s, g.lanesH/float64(shown))
+	clip := func(t float64) float64 { return math.Max(g.left, math.Min(g.left+g.plotW(), v.x(g, t))) }
+	for n, i := range active[:shown] {
+		res := &r.Results[i]
+		y := g.lanesY + float64(n)*laneH
+		c := reqColor(r, res.ID)
+		fp := r.firstPrefill[i]
+		first := res.FirstToken
+		if res.Generated == 0 {
+			first = math.Inf(1)
+		}
+		end := res.Finish
+		if res.Generated < res.Output || end == 0 {
+			end = r.End
+		}
+		lim := func(t float64) float64 { return math.Min(t, cursor) }
+		// waiting
+		wEnd := fp
+		if wEnd < 0 {
+			wEnd = math.Min(first, end)
+		}
+		xa, xb := clip(res.Arrival), clip(lim(wEnd))
+		b.rect(xa, y+laneH/2-0.5*g.s, xb-xa, math.Max(1, 1*g.s), colWait)
+		// prefilling
+		if fp >= 0 {
+			xa, xb = clip(fp), clip(lim(math.Min(first, end)))
+			b.rect(xa, y+laneH*0.15, xb-xa, laneH*0.7, c)
+		}
+		// decoding
+		if first < end {
+			xa, xb = clip(first), clip(lim(end))
+			b.rect(xa, y+laneH*0.3, xb-xa, laneH*0.4, tint(c, 0.45))
+		}
+		// token ticks when they do not blur together
+		if laneH >= 5*g.s && len(res.TokenTimes) > 0 {
+			lastX := -1e9
+			ts := res.TokenTimes
+			j := sort.SearchFloat64s(ts, v.T0)
+			for ; j < len(ts) && ts[j] <= t1 && ts[j] <= cursor; j++ {
+				x := v.x(g, ts[j])
+				if x-lastX < 3*g.s {
+					continue
+				}
+				lastX = x
+				b.rect(x, y+laneH*0.1, math.Max(1, 1*g.s), laneH*0.8, c)
+			}
+		}
+		b.flushIfFull(dst)
+	}
+	b.flush(dst)
+	return labels
+}
+
+// paintITL draws the inter-token gaps over time: the largest gap per pixel
+// column, so a stall is a spike; measured gaps are laid over it.
+func paintITL(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor float64, meas []*Overlay) []label {
+	t1 := math.Min(v.T0+v.Span, cursor)
+	pw := g.plotW()
+	b.rect(g.left, g.itlY, pw, g.itlH, colPanel)
+	cols := int(pw) + 1
+	sims := make([]float64, cols)
+	a := sort.Search(len(r.itl), func(i int) bool { return r.itl[i].t >= v.T0 })
+	top := 0.0
+	for i := a; i < len(r.itl) && r.itl[i].t <= t1; i++ {
+		c := int(v.x(g, r.itl[i].t) - g.left)
+		if c >= 0 && c < cols && r.itl[i].gap > sims[c] {
+			sims[c] = r.itl[i].gap
+			top = math.Max(top, sims[c])
+		}
+	}
+	type mcol struct {
+		vals []float64
+		c    color.RGBA
+	}
+	var mcols []mcol
+	for mi, m := range meas {
+		if m == nil || len(m.Gaps) == 0 {
+			continue
+		}
+		vals := make([]float64, cols)
+		for _, gp := range m.Gaps {
+			t := gp.TRelInject + m.Origin
+			if t < v.T0 || t > t1 {
+				continue
+			}
+			c := int(v.x(g, t) - g.left)
+			if c >= 0 && c < cols && gp.Gap > vals[c] {
+				vals[c] = gp.Gap
+				top = math.Max(top, gp.Gap)
+			}
+		}
+		col := colMeasured
+		if mi == 1 {
+			col = colMeasB
+		}
+		mcols = append(mcols, mcol{vals, col})
+	}
+	if top <= 0 {
+		top = 0.001
+	}
+	top = niceCeil(top)
+	scale := (g.itlH - 4*g.s) / top
+	base := g.itlY + g.itlH
+	for c, gap := range sims {
+		if gap > 0 {
+			b.rect(g.left+float64(c), base-gap*scale, 1*g.s, gap*scale, reqPalette[1])
+		}
+	}
+	for _, m := range mcols {
+		for c, gap := range m.vals {
+			if gap > 0 {
+				b.rect(g.left+float64(c)-1*g.s, base-gap*scale-1*g.s, 3*g.s, 3*g.s, m.c)
+			}
+		}
+		b.flushIfFull(dst)
+	}
+	b.flush(dst)
+	return []label{
+		{4 * g.s, g.itlY, "inter-token gap", "row"},
+		{4 * g.s, g.itlY + 16*g.s, "max " + fmtDur(top), "small"},
+	}
+}
+
+// niceStep rounds a raw tick interval up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func niceCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 1.5, 2, 3, 5, 7.5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// fmtDur writes seconds the way the lecture does: µs, ms or s.
+func fmtDur(s float64) string {
+	a := math.Abs(s)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 1e-3:
+		return fmt.Sprintf("%.0f µs", s*1e6)
+	case a < 1:
+		return trimZeros(fmt.Sprintf("%.2f", s*1e3)) + " ms"
+	default:
+		return trimZeros(fmt.Sprintf("%.3f", s)) + " s"
+	}
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// labelsHTML lays the labels out as absolutely positioned spans (CSS pixels).
+func labelsHTML(ls []label, dpr float64) string {
+	var sb strings.Builder
+	for _, l := range ls {
+		fmt.Fprintf(&sb, `<span class="%s" style="left:%.1fpx;top:%.1fpx">%s</span>`, l.class, l.x/dpr, l.y/dpr, html.EscapeString(l.text))
+	}
+	return sb.String()
+}
+
+// hit finds the step under a device-pixel point: its row and index, or -1.
+func hit(r *SimRun, v *View, g geom, x, y float64) (row, k int) {
+	if r == nil || x < g.left || x > g.left+g.plotW() {
+		return -1, -1
+	}
+	for ri, rw := range r.Rows {
+		ry := g.rowY + float64(ri)*(g.rowH+g.rowG)
+		if y < ry || y > ry+g.rowH {
+			continue
+		}
+		t := v.t(g, x)
+		tol := 3 * g.s / g.plotW() * v.Span // a narrow step is still hittable
+		i := sort.Search(len(rw.Iters), func(i int) bool { return rw.Iters[i].End() >= t-tol })
+		if i < len(rw.Iters) && rw.Iters[i].Start <= t+tol {
+			return ri, i
+		}
+	}
+	return -1, -1
+}
