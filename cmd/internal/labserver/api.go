@@ -253,132 +253,144 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	id := int(s.nextID.Add(1))
-	st := &stream{id: id, prompt: prompt, output: output, events: make(chan event, min(eventBuffer, output+1))}
+	o := &response{w: w, rc: http.NewResponseController(w), stream: req.Stream, interval: s.cfg.StreamInterval,
+		f: frames{chat: chat, model: s.model, created: time.Now().Unix(), prompt: prompt, maxTokens: output, requested: output}}
+	if req.MaxTokens != nil {
+		o.f.requested = int(*req.MaxTokens)
+	} else if req.MaxCompletionTokens != nil {
+		o.f.requested = int(*req.MaxCompletionTokens)
+	}
+	if chat {
+		o.f.id = "chatcmpl-lab-" + strconv.Itoa(id)
+	} else {
+		o.f.id = "cmpl-lab-" + strconv.Itoa(id)
+	}
+	if req.StreamOptions != nil {
+		o.usage, o.cont = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
+	}
+	st := &stream{id: id, prompt: prompt, output: output, finished: make(chan struct{}), out: o}
+	if req.Stream {
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no") // proxies (nginx) must not buffer the stream
+		w.WriteHeader(http.StatusOK)
+		if o.rc.Flush() != nil {
+			return
+		}
+	}
 	if err := s.enqueue(st); err != nil {
-		apiError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "", err.Error())
+		if req.Stream {
+			o.fail(err.Error())
+		} else {
+			apiError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "", err.Error())
+		}
 		return
 	}
 	s.active.Add(1)
 	defer s.active.Add(-1)
-	defer st.gone.Store(true)
-	f := frames{chat: chat, model: s.model, created: time.Now().Unix(), prompt: prompt, maxTokens: output,
-		requested: output}
-	if req.MaxTokens != nil {
-		f.requested = int(*req.MaxTokens)
+	// From here the writers own the response; the handler only waits.
+	stopped := false
+	select {
+	case <-st.finished:
+	case <-r.Context().Done():
+		st.left.Store(true)
+	case <-s.stopped:
+		stopped = true
 	}
-	if chat {
-		f.id = "chatcmpl-lab-" + strconv.Itoa(id)
+	st.mu.Lock()
+	if !st.over {
+		st.over = true
+		if stopped {
+			o.fail("the lab server is shutting down")
+		}
+	}
+	st.mu.Unlock()
+}
+
+// response is one answer as the writers produce it: the SSE frames of a
+// stream, or the whole answer at the end.
+type response struct {
+	w                 http.ResponseWriter
+	rc                *http.ResponseController
+	f                 frames
+	stream            bool
+	usage, cont       bool // stream_options: include_usage, continuous_usage_stats
+	interval          int  // tokens per frame
+	done, pending     int  // tokens written, tokens waiting for a full frame
+	text              []byte
+	buf               []byte
+	lastAt, lastWrite time.Time // the previous frame: the simulator's time and when it was written
+}
+
+// tokens adds n tokens, writing a frame when one is due (the first token at
+// once, then every interval tokens, and the last). It reports whether a
+// frame was written and whether the client is still there.
+func (o *response) tokens(n int, last bool) (wrote, ok bool) {
+	if !o.stream {
+		for i := 0; i < n; i++ {
+			o.text = append(o.text, tokenText(o.done)...)
+			o.done++
+		}
+		if last {
+			o.whole()
+		}
+		return false, true
+	}
+	o.pending += n
+	if !(last || o.done == 0 || o.pending >= o.interval) {
+		return false, true
+	}
+	b := o.buf[:0]
+	if o.f.chat && o.done == 0 {
+		b = o.f.roleFrame(b)
+	}
+	o.done += o.pending
+	b = o.f.tokenFrame(b, o.done-o.pending, o.pending, last, o.cont)
+	o.pending = 0
+	if last {
+		if o.usage {
+			b = o.f.usageFrame(b, o.done)
+		}
+		b = append(b, "data: [DONE]\n\n"...)
+	}
+	o.buf = b
+	_ = o.rc.SetWriteDeadline(time.Now().Add(writeWait))
+	if _, err := o.w.Write(b); err != nil {
+		return false, false
+	}
+	return true, o.rc.Flush() == nil
+}
+
+// fail ends the response with an error: a frame mid-stream, else an error body.
+func (o *response) fail(msg string) {
+	if !o.stream {
+		apiError(o.w, http.StatusInternalServerError, "InternalServerError", "", msg)
+		return
+	}
+	_ = o.rc.SetWriteDeadline(time.Now().Add(writeWait))
+	if _, err := o.w.Write(o.f.errorFrame(nil, msg)); err == nil {
+		_ = o.rc.Flush()
+	}
+}
+
+// whole writes a non-streaming answer.
+func (o *response) whole() {
+	f := &o.f
+	finish := f.finish()
+	u := map[string]int{"prompt_tokens": f.prompt, "completion_tokens": o.done, "total_tokens": f.prompt + o.done}
+	var choice map[string]any
+	obj := "text_completion"
+	if f.chat {
+		obj = "chat.completion"
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(o.text)}, "finish_reason": finish}
 	} else {
-		f.id = "cmpl-lab-" + strconv.Itoa(id)
+		choice = map[string]any{"index": 0, "text": string(o.text), "logprobs": nil, "finish_reason": finish}
 	}
-	if req.Stream {
-		usage, cont := false, false
-		if req.StreamOptions != nil {
-			usage, cont = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
-		}
-		s.streamOut(w, r, st, &f, usage, cont)
-		return
-	}
-	s.whole(w, r, st, &f)
-}
-
-// streamOut writes the SSE stream: one frame per StreamInterval tokens (the
-// first token at once), flushed immediately.
-func (s *Server) streamOut(w http.ResponseWriter, r *http.Request, st *stream, f *frames, usage, cont bool) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // proxies (nginx) must not buffer the stream
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if rc.Flush() != nil {
-		return
-	}
-	var buf []byte
-	done, pending := 0, 0
-	write := func(at time.Time, frame []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if _, err := w.Write(frame); err != nil {
-			return false
-		}
-		if rc.Flush() != nil {
-			return false
-		}
-		if !at.IsZero() {
-			s.lat.add(time.Since(at))
-		}
-		return true
-	}
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case ev := <-st.events:
-			if ev.err != "" {
-				buf = f.errorFrame(buf[:0], ev.err)
-				write(time.Time{}, buf)
-				return
-			}
-			pending += ev.tokens
-			if !(ev.done || done == 0 || pending >= s.cfg.StreamInterval) {
-				continue
-			}
-			buf = buf[:0]
-			if f.chat && done == 0 {
-				buf = f.roleFrame(buf)
-			}
-			done += pending
-			buf = f.tokenFrame(buf, done-pending, pending, ev.done, cont)
-			pending = 0
-			if ev.done {
-				if usage {
-					buf = f.usageFrame(buf, done)
-				}
-				buf = append(buf, "data: [DONE]\n\n"...)
-			}
-			if !write(ev.at, buf) || ev.done {
-				return
-			}
-		}
-	}
-}
-
-// whole waits for every token and answers with one JSON body.
-func (s *Server) whole(w http.ResponseWriter, r *http.Request, st *stream, f *frames) {
-	var text []byte
-	n := 0
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case ev := <-st.events:
-			if ev.err != "" {
-				apiError(w, http.StatusInternalServerError, "InternalServerError", "", ev.err)
-				return
-			}
-			for i := 0; i < ev.tokens; i++ {
-				text = append(text, tokenText(n)...)
-				n++
-			}
-			if !ev.done {
-				continue
-			}
-			finish := f.finish()
-			u := map[string]int{"prompt_tokens": f.prompt, "completion_tokens": n, "total_tokens": f.prompt + n}
-			var choice map[string]any
-			obj := "text_completion"
-			if f.chat {
-				obj = "chat.completion"
-				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(text)}, "finish_reason": finish}
-			} else {
-				choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": finish}
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{"id": f.id, "object": obj, "created": f.created,
-				"model": json.RawMessage(f.model), "choices": []any{choice}, "usage": u})
-			return
-		}
-	}
+	o.w.Header().Set("Content-Type", "application/json")
+	_ = o.rc.SetWriteDeadline(time.Now().Add(writeWait))
+	_ = json.NewEncoder(o.w).Encode(map[string]any{"id": f.id, "object": obj, "created": f.created,
+		"model": json.RawMessage(f.model), "choices": []any{choice}, "usage": u})
 }
 
 // frames builds the SSE frames of one response by appending bytes: no

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,50 +52,47 @@ type Server struct {
 	model   []byte // JSON-quoted model name, spliced into every frame
 	submit  chan *stream
 	quit    chan struct{}
-	stopped chan struct{}
+	stopped chan struct{} // closed when the driver and the writers are gone
 	closing sync.Once
+	writers []chan []emission
+	wg      sync.WaitGroup // the writers
 	nextID  atomic.Int64
 	active  atomic.Int64
 	started time.Time
-	lat     lateness // handler frames: write done minus intended time
-	wake    lateness // driver: wake-up minus intended time
+	lat     lateness // frame written minus the simulator's time for it
+	gapErr  lateness // |gap between a stream's writes - gap the simulator says|
+	wake    lateness // driver woke up minus the iteration's end
 	iters   atomic.Int64
 	reqs    atomic.Int64
 }
 
-// event is one delivery from the driver to a stream's handler.
-type event struct {
-	at     time.Time // when the simulator says these tokens exist
+// stream is one request in flight. Its handler writes the headers, then
+// hands the response to the writers until the last frame: st.mu is held
+// while anything writes, and after over is set nobody writes again.
+type stream struct {
+	id       int
+	prompt   int
+	output   int
+	left     atomic.Bool   // the client went away: deliver nothing more
+	finished chan struct{} // closed by the writer after the last frame
+	emitted  int           // metronome-only: tokens delivered
+
+	mu   sync.Mutex
+	over bool
+	out  *response
+}
+
+// emission is a delivery from the driver to a writer: tokens for a stream
+// at the simulator's time, or the request's failure.
+type emission struct {
+	st     *stream
+	at     time.Time
 	tokens int
 	done   bool
-	err    string // the request failed (rejected, or the server is closing)
-}
-
-// stream is one request in flight between its handler and the driver.
-type stream struct {
-	id      int
-	prompt  int
-	output  int
-	events  chan event
-	gone    atomic.Bool // the client went away; stop delivering
-	emitted int         // driver-only: tokens delivered
-}
-
-// deliver hands ev to the handler without ever blocking the driver: a
-// handler that is a whole buffer behind has a stuck client and is dropped.
-func (st *stream) deliver(ev event) {
-	if st.gone.Load() {
-		return
-	}
-	select {
-	case st.events <- ev:
-	default:
-		st.gone.Store(true)
-	}
+	err    string
 }
 
 const (
-	eventBuffer = 4096                  // tokens a handler may lag behind before it is dropped
 	spinWindow  = 2 * time.Millisecond  // Go's timers wake up to ~1 ms late; spin the last stretch
 	resetAfter  = 50_000                // requests before an idle engine is replaced (bounds memory)
 	maxRequest  = 64 << 20              // default body limit
@@ -103,9 +101,10 @@ const (
 	defaultChat = 256                   // max_tokens when a chat request gives none
 	defaultComp = 16                    // max_tokens when a completions request gives none (OpenAI's default)
 	waitAtLeast = 50 * time.Microsecond // below this a deadline counts as reached
+	writeWait   = 2 * time.Second       // a client that takes longer to accept a frame is dropped
 )
 
-// New checks cfg, builds the engine and starts the driver.
+// New checks cfg, builds the engine and starts the driver and the writers.
 func New(cfg Config) (*Server, error) {
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = 1
@@ -160,11 +159,28 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, model: quoteJSON(cfg.ModelName), submit: make(chan *stream, queueDepth),
 		quit: make(chan struct{}), stopped: make(chan struct{}), started: time.Now()}
-	if cfg.Cadence > 0 {
-		go s.metronome()
-	} else {
-		go s.drive()
+	// One writer per CPU; a stream always goes to the same writer, which
+	// writes its streams in the same order every iteration, so the spread
+	// of write times shows up as a fixed offset per stream, not as jitter.
+	s.writers = make([]chan []emission, max(1, runtime.GOMAXPROCS(0)))
+	for i := range s.writers {
+		s.writers[i] = make(chan []emission, 64)
+		s.wg.Add(1)
+		go s.writer(s.writers[i])
 	}
+	go func() {
+		if cfg.Cadence > 0 {
+			s.metronome()
+		} else {
+			s.drive()
+		}
+		s.failQueued()
+		for _, w := range s.writers {
+			close(w)
+		}
+		s.wg.Wait()
+		close(s.stopped)
+	}()
 	return s, nil
 }
 
@@ -190,6 +206,88 @@ func (s *Server) enqueue(st *stream) error {
 		return nil
 	default:
 		return errors.New("too many requests waiting for the engine")
+	}
+}
+
+// failQueued fails the streams still waiting for the driver at shutdown.
+func (s *Server) failQueued() {
+	var batch []emission
+	for {
+		select {
+		case st := <-s.submit:
+			batch = append(batch, emission{st: st, at: time.Now(), err: "the lab server is shutting down"})
+		default:
+			s.dispatch(batch)
+			return
+		}
+	}
+}
+
+// dispatch hands a batch of emissions to the writers, each stream to its own writer.
+func (s *Server) dispatch(batch []emission) {
+	if len(batch) == 0 {
+		return
+	}
+	n := len(s.writers)
+	if n == 1 {
+		s.writers[0] <- batch
+		return
+	}
+	parts := make([][]emission, n)
+	for _, e := range batch {
+		i := e.st.id % n
+		parts[i] = append(parts[i], e)
+	}
+	for i, p := range parts {
+		if len(p) > 0 {
+			s.writers[i] <- p
+		}
+	}
+}
+
+// writer writes the frames of its streams, batch after batch.
+func (s *Server) writer(ch <-chan []emission) {
+	defer s.wg.Done()
+	for batch := range ch {
+		for _, e := range batch {
+			s.write(e)
+		}
+	}
+}
+
+// write delivers one emission to its stream's client.
+func (s *Server) write(e emission) {
+	st := e.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.over {
+		return
+	}
+	end := func() {
+		st.over = true
+		close(st.finished)
+	}
+	if e.err != "" {
+		st.out.fail(e.err)
+		end()
+		return
+	}
+	if st.left.Load() {
+		end()
+		return
+	}
+	wrote, ok := st.out.tokens(e.tokens, e.done)
+	if wrote {
+		now := time.Now()
+		s.lat.add(now.Sub(e.at))
+		if o := st.out; !o.lastAt.IsZero() {
+			d := now.Sub(o.lastWrite) - e.at.Sub(o.lastAt)
+			s.gapErr.add(max(d, -d))
+		}
+		st.out.lastAt, st.out.lastWrite = e.at, now
+	}
+	if !ok || e.done {
+		end()
 	}
 }
 
@@ -222,12 +320,12 @@ func (s *Server) waitUntil(t time.Time) bool {
 // drive is the engine's real-time driver: the one loop that turns simulated
 // iterations into token deliveries.
 func (s *Server) drive() {
-	defer close(s.stopped)
 	var (
 		eng       *sim.Engine
 		base      time.Time // wall time of simulated 0
 		submitted int
 		streams   = map[int]*stream{}
+		batch     []emission
 	)
 	fresh := func() {
 		eng, _ = sim.NewEngine(s.cfg.Engine) // validated in New
@@ -241,16 +339,18 @@ func (s *Server) drive() {
 		submitted++
 		err := eng.Submit(sim.Request{ID: st.id, Arrival: eng.Now(), Prompt: st.prompt, Output: st.output})
 		if err != nil {
-			st.deliver(event{at: time.Now(), err: err.Error()})
+			s.dispatch([]emission{{st: st, at: time.Now(), err: err.Error()}})
 			return
 		}
 		streams[st.id] = st
 	}
 	failAll := func(msg string) {
+		var b []emission
 		for id, st := range streams {
-			st.deliver(event{at: time.Now(), err: msg})
+			b = append(b, emission{st: st, at: time.Now(), err: msg})
 			delete(streams, id)
 		}
+		s.dispatch(b)
 	}
 	defer func() { failAll("the lab server is shutting down") }()
 	for {
@@ -290,6 +390,7 @@ func (s *Server) drive() {
 			return
 		}
 		s.wake.add(time.Since(deadline))
+		batch = batch[:0]
 		for _, item := range it.Items {
 			if !item.Emit {
 				continue
@@ -298,25 +399,29 @@ func (s *Server) drive() {
 			if st == nil {
 				continue
 			}
-			st.deliver(event{at: deadline, tokens: 1, done: item.Done})
-			if item.Done {
+			if item.Done || st.left.Load() {
 				delete(streams, item.ID)
 			}
+			if !st.left.Load() {
+				batch = append(batch, emission{st: st, at: deadline, tokens: 1, done: item.Done})
+			}
 		}
+		s.dispatch(slices.Clone(batch))
 	}
 }
 
 // metronome is the self-test driver: every stream in flight gets one token
 // at each tick of a fixed grid, so every true gap is exactly Cadence.
 func (s *Server) metronome() {
-	defer close(s.stopped)
 	var active []*stream
 	d := s.cfg.Cadence
 	next := time.Now().Add(d)
 	defer func() {
+		var b []emission
 		for _, st := range active {
-			st.deliver(event{at: time.Now(), err: "the lab server is shutting down"})
+			b = append(b, emission{st: st, at: time.Now(), err: "the lab server is shutting down"})
 		}
+		s.dispatch(b)
 	}()
 	for {
 		if len(active) == 0 {
@@ -345,18 +450,23 @@ func (s *Server) metronome() {
 			}
 		}
 		s.iters.Add(1)
+		batch := make([]emission, 0, len(active))
 		k := 0
 		for _, st := range active {
+			if st.left.Load() {
+				continue
+			}
 			st.emitted++
 			done := st.emitted >= st.output
-			st.deliver(event{at: next, tokens: 1, done: done})
-			if !done && !st.gone.Load() {
+			batch = append(batch, emission{st: st, at: next, tokens: 1, done: done})
+			if !done {
 				active[k] = st
 				k++
 			}
 		}
 		clear(active[k:])
 		active = active[:k]
+		s.dispatch(batch)
 		next = next.Add(d)
 	}
 }
@@ -367,6 +477,9 @@ type Stats struct {
 	LateP50ms    float64 `json:"late_p50_ms"`    // frame written minus the simulator's time for it
 	LateP99ms    float64 `json:"late_p99_ms"`    //
 	LateMaxms    float64 `json:"late_max_ms"`    //
+	GapErrP50ms  float64 `json:"gap_err_p50_ms"` // |gap between a stream's writes - the simulator's gap|
+	GapErrP99ms  float64 `json:"gap_err_p99_ms"` //
+	GapErrMaxms  float64 `json:"gap_err_max_ms"` //
 	WakeP99ms    float64 `json:"wake_p99_ms"`    // driver woke up minus the iteration's end
 	Iterations   int64   `json:"iterations"`     // engine iterations (or metronome ticks)
 	Requests     int64   `json:"requests"`       // requests accepted
@@ -385,6 +498,7 @@ func (s *Server) Stats(reset bool) Stats {
 		UptimeS: time.Since(s.started).Seconds(), TimeScale: s.cfg.TimeScale, StreamTokens: s.cfg.StreamInterval}
 	n, p50, p99, mx := s.lat.snapshot(reset)
 	st.Frames, st.LateP50ms, st.LateP99ms, st.LateMaxms = n, p50, p99, mx
+	_, st.GapErrP50ms, st.GapErrP99ms, st.GapErrMaxms = s.gapErr.snapshot(reset)
 	_, _, st.WakeP99ms, _ = s.wake.snapshot(reset)
 	if s.cfg.Cadence > 0 {
 		st.Mode, st.CadenceMs = "cadence", float64(s.cfg.Cadence)/1e6
