@@ -220,6 +220,9 @@ type Frame struct {
 	TRelInject float64 `json:"t_rel_inject"`
 	Gap        float64 `json:"gap"`    // since the same stream's previous frame; 0 for its first
 	Tokens     int     `json:"tokens"` // tokens the frame carried (from usage when sent, else 1)
+	// ServerT is the send time a servelab lab server in self-test mode
+	// stamps on the frame (seconds on its own clock), when it did.
+	ServerT float64 `json:"server_t,omitempty"`
 }
 
 // Extra is what servelab adds under the "servelab" key; the script ignores it.
@@ -526,7 +529,7 @@ func (m *Measured) finite() error {
 	}
 	if m.Extra != nil {
 		for i, f := range m.Extra.Frames {
-			if !finite(f.TRelInject) || !finite(f.Gap) {
+			if !finite(f.TRelInject) || !finite(f.Gap) || !finite(f.ServerT) {
 				return fmt.Errorf("servelab.frames[%d]: non-finite value cannot be written as JSON", i)
 			}
 		}

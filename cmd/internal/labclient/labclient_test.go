@@ -82,7 +82,7 @@ func oneStream(t *testing.T, o Options, frames ...string) (reply, []int) {
 	o.Model = "fake-model"
 	m := &measurement{opts: o, client: NewClient(2), t0: time.Now()}
 	var toks []int
-	r := m.streamOne(context.Background(), "1 2 3", 3, func(_ time.Time, _ time.Duration, n int, _ bool) { toks = append(toks, n) })
+	r := m.streamOne(context.Background(), "1 2 3", 3, func(_ time.Time, _ time.Duration, n int, _ bool, _ float64) { toks = append(toks, n) })
 	return r, toks
 }
 
@@ -141,7 +141,7 @@ func TestRequestBodyMatchesScript(t *testing.T) {
 	o := opts(srv.URL)
 	o.API, o.Model = "chat", "m"
 	m := &measurement{opts: o, client: NewClient(1), t0: time.Now()}
-	m.streamOne(context.Background(), "11 22", 7, func(time.Time, time.Duration, int, bool) {})
+	m.streamOne(context.Background(), "11 22", 7, func(time.Time, time.Duration, int, bool, float64) {})
 	b := <-got
 	msgs, _ := json.Marshal(b["messages"])
 	if b["model"] != "m" || b["max_tokens"] != float64(7) || b["temperature"] != 0.0 || b["stream"] != true || b["ignore_eos"] != true ||

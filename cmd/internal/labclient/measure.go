@@ -207,10 +207,11 @@ type measurement struct {
 }
 
 type frameRec struct {
-	stream int
-	long   bool
-	t, gap float64
-	tokens int
+	stream  int
+	long    bool
+	t, gap  float64
+	tokens  int
+	serverT float64
 }
 
 type reqRec struct {
@@ -235,7 +236,7 @@ func (m *measurement) one(ctx context.Context, prompt string, maxTokens int, lon
 	idx := int(m.nextIdx.Add(1) - 1)
 	var arr []sim.Arrival
 	var frames []frameRec
-	r := m.streamOne(ctx, prompt, maxTokens, func(now time.Time, gap time.Duration, tokens int, first bool) {
+	r := m.streamOne(ctx, prompt, maxTokens, func(now time.Time, gap time.Duration, tokens int, first bool, serverT float64) {
 		t, g := m.since(now), gap.Seconds()
 		if !first && !long {
 			arr = append(arr, sim.Arrival{T: t, Gap: g})
@@ -244,7 +245,7 @@ func (m *measurement) one(ctx context.Context, prompt string, maxTokens int, lon
 			}
 		}
 		if m.opts.RawFrames {
-			frames = append(frames, frameRec{stream: idx, long: long, t: t, gap: g, tokens: tokens})
+			frames = append(frames, frameRec{stream: idx, long: long, t: t, gap: g, tokens: tokens, serverT: serverT})
 		}
 		m.nframes.Add(1)
 		m.emit(Event{Type: "token", T: t, Stream: idx, Long: long, Gap: g, Tokens: tokens})
@@ -304,7 +305,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	logf("[warmup] %d request(s) ...\n", o.Warmup)
 	m.emit(Event{Type: "phase", Phase: "warmup"})
 	for i := 0; i < o.Warmup; i++ {
-		r := m.streamOne(ctx, shortPrompts[0], o.ShortOutputLen, func(time.Time, time.Duration, int, bool) {})
+		r := m.streamOne(ctx, shortPrompts[0], o.ShortOutputLen, func(time.Time, time.Duration, int, bool, float64) {})
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted during warmup")
 		}
@@ -534,7 +535,7 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 		})
 		x.Frames = make([]sim.Frame, len(m.frames))
 		for i, f := range m.frames {
-			x.Frames[i] = sim.Frame{Stream: f.stream, Long: f.long, TRelInject: f.t - inject, Gap: f.gap, Tokens: f.tokens}
+			x.Frames[i] = sim.Frame{Stream: f.stream, Long: f.long, TRelInject: f.t - inject, Gap: f.gap, Tokens: f.tokens, ServerT: f.serverT}
 		}
 	}
 	meas.Extra = x

@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// frameSink receives one stream's token frames as they are read.
-type frameSink func(now time.Time, gap time.Duration, tokens int, first bool)
+// frameSink receives one stream's token frames as they are read; serverT is
+// the send time a self-testing lab server stamped on the frame (0: none).
+type frameSink func(now time.Time, gap time.Duration, tokens int, first bool, serverT float64)
 
 // reply is one streamed request's outcome.
 type reply struct {
@@ -63,6 +64,7 @@ type chunk struct {
 	Usage *struct {
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	ServelabT float64 `json:"servelab_t"` // a self-testing servelab lab server's send time
 }
 
 // carriesOutput reports whether a chunk holds generated output: text,
@@ -220,9 +222,9 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		}
 		if out.chunks == 0 {
 			out.ttft = now.Sub(start)
-			sink(now, 0, frameTok, true)
+			sink(now, 0, frameTok, true, c.ServelabT)
 		} else {
-			sink(now, now.Sub(last), frameTok, false)
+			sink(now, now.Sub(last), frameTok, false, c.ServelabT)
 		}
 		out.chunks++
 		out.tokens += frameTok

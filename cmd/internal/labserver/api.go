@@ -255,6 +255,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	id := int(s.nextID.Add(1))
 	o := &response{w: w, rc: http.NewResponseController(w), stream: req.Stream, interval: s.cfg.StreamInterval,
 		f: frames{chat: chat, model: s.model, created: time.Now().Unix(), prompt: prompt, maxTokens: output, requested: output}}
+	if s.cfg.Cadence > 0 {
+		o.f.stamp = s.started
+	}
 	if req.MaxTokens != nil {
 		o.f.requested = int(*req.MaxTokens)
 	} else if req.MaxCompletionTokens != nil {
@@ -401,8 +404,9 @@ type frames struct {
 	model     []byte
 	created   int64
 	prompt    int
-	maxTokens int // tokens this response will produce
-	requested int // max_tokens asked for
+	maxTokens int       // tokens this response will produce
+	requested int       // max_tokens asked for
+	stamp     time.Time // non-zero: each token frame carries "servelab_t", its send time in seconds since this
 }
 
 // finish is "length" when the response ran to max_tokens, "stop" when it ended early.
@@ -470,6 +474,11 @@ func (f *frames) tokenFrame(b []byte, first, n int, last, usage bool) []byte {
 	b = append(b, "}]"...)
 	if usage {
 		b = f.appendUsage(b, first+n)
+	}
+	if !f.stamp.IsZero() {
+		// Taken last, just before the write: the self-test's ground truth.
+		b = append(b, `,"servelab_t":`...)
+		b = strconv.AppendFloat(b, time.Since(f.stamp).Seconds(), 'f', 9, 64)
 	}
 	return append(b, "}\n\n"...)
 }

@@ -335,6 +335,15 @@ func TestCadenceSelfTest(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
+			// Every token frame carries the server's send time, d apart.
+			var prev float64
+			for i, f := range fs[:len(fs)-1] {
+				st, ok := f.data["servelab_t"].(float64)
+				if !ok || (i > 0 && math.Abs(st-prev-d.Seconds()) > 3e-3) {
+					t.Errorf("frame %d: servelab_t %v after %v", i, f.data["servelab_t"], prev)
+				}
+				prev = st
+			}
 			mu.Lock()
 			all = append(all, gaps(fs)...)
 			mu.Unlock()
