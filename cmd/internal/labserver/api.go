@@ -324,6 +324,7 @@ type response struct {
 	text              []byte
 	buf               []byte
 	lastAt, lastWrite time.Time // the previous frame: the simulator's time and when it was written
+	deadline          time.Time // the write deadline now set on the connection
 }
 
 // tokens adds n tokens, writing a frame when one is due (the first token at
@@ -358,7 +359,12 @@ func (o *response) tokens(n int, last bool) (wrote, ok bool) {
 		b = append(b, "data: [DONE]\n\n"...)
 	}
 	o.buf = b
-	_ = o.rc.SetWriteDeadline(time.Now().Add(writeWait))
+	// Renewing the deadline costs a timer update; once a quarter of the
+	// allowance is enough.
+	if now := time.Now(); now.After(o.deadline.Add(-writeWait * 3 / 4)) {
+		o.deadline = now.Add(writeWait)
+		_ = o.rc.SetWriteDeadline(o.deadline)
+	}
 	if _, err := o.w.Write(b); err != nil {
 		return false, false
 	}

@@ -57,7 +57,7 @@ type Server struct {
 	stopped chan struct{} // closed when the driver and the writers are gone
 	closing sync.Once
 	writers []chan []emission
-	pending atomic.Int64 // emissions handed to the writers and not yet written
+	pending atomic.Int64   // emissions handed to the writers and not yet written
 	wg      sync.WaitGroup // the writers
 	nextID  atomic.Int64
 	active  atomic.Int64
