@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall/js"
@@ -489,7 +490,7 @@ func (a *App) installAPI() {
 	fn("figures", func([]js.Value) any { return jsonParse(figuresJSONOf(snap())) })
 	fn("timings", func([]js.Value) any {
 		p := snap()
-		return map[string]any{"simMs": p.simMs, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen}
+		return map[string]any{"simMs": p.simMs, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen, "gcs": gcCycles()}
 	})
 	fn("presets", func([]js.Value) any {
 		out := make([]any, len(presets))
@@ -861,4 +862,15 @@ func (a *App) pickBackground() {
 		a.bgPending = false
 		a.startBackground(a.state.Clone(), a.gen)
 	}
+}
+
+var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+
+// gcCycles is how many collections have run (for the benchmark's notes).
+func gcCycles() float64 {
+	metrics.Read(gcSample)
+	if gcSample[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return float64(gcSample[0].Value.Uint64())
 }

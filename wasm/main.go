@@ -138,8 +138,8 @@ func (a *App) el(id string) js.Value {
 }
 
 func main() {
-	// Re-simulation allocates little now, but the background figures do: a
-	// larger heap goal keeps collections out of the slider's frame.
+	// A collection stops the one wasm thread; a larger heap goal makes them
+	// rarer (the live heap is ~20 MB).
 	debug.SetGCPercent(400)
 	a := &App{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}}
 	a.own = js.Global().Get("document")
@@ -253,8 +253,10 @@ func (g *game) Draw(screen *ebiten.Image) {
 			el.Get("classList").Call("toggle", "projector", a.projector)
 		}
 		a.publish()
+		// The screen is kept between frames, so copy only a new picture:
+		// under a software renderer every full-screen copy costs CPU.
+		screen.DrawImage(a.off, nil)
 	}
-	screen.DrawImage(a.off, nil)
 }
 
 // LayoutF renders at device pixels so lines stay sharp on HiDPI screens.

@@ -49,6 +49,8 @@ type SimRun struct {
 	itl []gapAt
 	// gaps is every inter-token gap, in no order (nil: collect from the results).
 	gaps []float64
+	// indexed is set when the trace driver already derived the above.
+	indexed bool
 	// itlMax is the largest gap of all.
 	itlMax float64
 }
@@ -144,6 +146,9 @@ func Simulate(s State) (*SimRun, error) {
 			}
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated, co.End
 		} else {
+			// Token times come from the trace (runTraced notes every gap), so
+			// the engine need not keep a slice per request.
+			cfg.RecordTokens = false
 			if err := r.runTraced(cfg, reqs); err != nil {
 				return nil, err
 			}
@@ -168,7 +173,23 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	// Reuse the previous run's arrays: it is replaced by this one, and
 	// allocating (and collecting) megabytes per slider move is most of the cost.
 	its, items, offs := reuse.its[:0], reuse.items[:0], reuse.offs[:0]
-	reuse.its, reuse.items, reuse.offs = nil, nil, nil
+	gaps, itl := reuse.gaps[:0], reuse.itl[:0]
+	reuse.its, reuse.items, reuse.offs, reuse.gaps, reuse.itl = nil, nil, nil, nil, nil
+	// While each step is at hand, note what the view needs: every request's
+	// first prefill step and every inter-token gap (a token lands at the end
+	// of its step, so a gap is this step's end minus the request's last).
+	r.byID = newIDIndexReqs(reqs)
+	identity := true // Poisson numbers requests by position: no lookup needed
+	for i, q := range reqs {
+		identity = identity && q.ID == i
+	}
+	r.firstPrefill = make([]float64, len(reqs))
+	last := make([]float64, len(reqs))
+	for i := range reqs {
+		r.firstPrefill[i], last[i] = -1, -1
+	}
+	r.itlMax = 0
+	fp := r.firstPrefill
 	for {
 		it, ok := e.Step()
 		if !ok {
@@ -179,7 +200,41 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		c := *it
 		c.Items = nil
 		its = append(its, c)
+		end, start := it.End(), it.Start
+		mg := 0.0
+		// The hot loop of a re-simulation: locals only, no builtin max (NaN handling costs under wasm).
+		for k := range it.Items {
+			item := &it.Items[k]
+			i := item.ID
+			if !identity {
+				var ok bool
+				if i, ok = r.byID.get(item.ID); !ok {
+					continue
+				}
+			}
+			if item.Prefill && fp[i] < 0 {
+				fp[i] = start
+			}
+			if item.Emit {
+				l := last[i]
+				last[i] = end
+				if l >= 0 {
+					g := end - l
+					gaps = append(gaps, g)
+					if g > mg {
+						mg = g
+					}
+				}
+			}
+		}
+		if mg > 0 {
+			itl = append(itl, gapAt{end, mg})
+			if mg > r.itlMax {
+				r.itlMax = mg
+			}
+		}
 	}
+	r.gaps, r.itl, r.indexed = gaps, itl, true
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -189,7 +244,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy()
-	r.recycle = func() { reuse.its, reuse.items, reuse.offs = its, items, offs }
+	r.recycle = func() { reuse.its, reuse.items, reuse.offs, reuse.gaps, reuse.itl = its, items, offs, gaps, itl }
 	return nil
 }
 
@@ -200,6 +255,7 @@ var reuse struct {
 	items []sim.Item
 	offs  []int
 	gaps  []float64
+	itl   []gapAt
 }
 
 // Recycle hands the run's arrays to the next simulation; call it when the
@@ -213,6 +269,9 @@ func (r *SimRun) Recycle() {
 
 // index derives the lookups the view needs from the results and trace.
 func (r *SimRun) index() {
+	if r.indexed {
+		return // runTraced did it as it went
+	}
 	r.byID = newIDIndex(r.Results)
 	r.firstPrefill = make([]float64, len(r.Results))
 	for i := range r.firstPrefill {
@@ -243,7 +302,7 @@ func (r *SimRun) index() {
 		r.itl = slices.Grow(r.itl[:0], len(its))
 		// Steps come in time order, so a request's n-th emit is its n-th token.
 		emitted := make([]int32, len(r.Results))
-		gaps := reuse.gaps[:0]
+		var gaps []float64
 		for k := range its {
 			mg := 0.0
 			for _, item := range its[k].Items {
@@ -268,7 +327,7 @@ func (r *SimRun) index() {
 				r.itlMax = math.Max(r.itlMax, mg)
 			}
 		}
-		reuse.gaps, r.gaps = gaps, gaps
+		r.gaps = gaps
 		return
 	}
 	for _, res := range r.Results {
@@ -447,6 +506,14 @@ func ratesFor(rate float64) []float64 {
 type idIndex struct {
 	dense []int32
 	m     map[int]int
+}
+
+func newIDIndexReqs(reqs []sim.Request) idIndex {
+	rs := make([]sim.Result, len(reqs))
+	for i, q := range reqs {
+		rs[i].ID = q.ID
+	}
+	return newIDIndex(rs)
 }
 
 func newIDIndex(rs []sim.Result) idIndex {

@@ -330,21 +330,40 @@ func paintLanes(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor 
 			xa, xb = clip(first), clip(lim(end))
 			b.rect(xa, y+laneH*0.3, xb-xa, laneH*0.4, tint(c, 0.45))
 		}
-		// token ticks when they do not blur together
-		if laneH >= 5*g.s && len(res.TokenTimes) > 0 {
-			lastX := -1e9
-			ts := res.TokenTimes
-			j := sort.SearchFloat64s(ts, v.T0)
-			for ; j < len(ts) && ts[j] <= t1 && ts[j] <= cursor; j++ {
-				x := v.x(g, ts[j])
-				if x-lastX < 3*g.s {
-					continue
+		b.flushIfFull(dst)
+	}
+	// Token ticks, from the trace: a request's token lands at the end of
+	// each step that emitted for it. Drawn when lanes are tall enough.
+	if laneH >= 5*g.s {
+		lane := make(map[int]int, shown)
+		for n, i := range active[:shown] {
+			lane[r.Results[i].ID] = n
+		}
+		lastX := make(map[int]float64, shown)
+		for _, row := range r.Rows {
+			a, e := visible(row.Iters, v.T0, t1)
+			for k := a; k < e; k++ {
+				it := &row.Iters[k]
+				end := it.End()
+				if end > cursor || end > t1 {
+					break
 				}
-				lastX = x
-				b.rect(x, y+laneH*0.1, math.Max(1, 1*g.s), laneH*0.8, c)
+				x := v.x(g, end)
+				for _, item := range it.Items {
+					n, ok := lane[item.ID]
+					if !ok || !item.Emit {
+						continue
+					}
+					if lx, seen := lastX[item.ID]; seen && x-lx < 3*g.s {
+						continue
+					}
+					lastX[item.ID] = x
+					y := g.lanesY + float64(n)*laneH
+					b.rect(x, y+laneH*0.1, math.Max(1, 1*g.s), laneH*0.8, reqColor(r, item.ID))
+				}
+				b.flushIfFull(dst)
 			}
 		}
-		b.flushIfFull(dst)
 	}
 	b.flush(dst)
 	return labels
