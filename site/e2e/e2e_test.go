@@ -246,7 +246,7 @@ func labJSON(t *testing.T) string {
 		t.Fatal(err)
 	}
 	pol, _ := sim.NewPolicy("prefill-first", 0)
-	lo, err := sim.RunLab(sim.Config{Step: st, Policy: pol}, sim.LabFromConfig(c))
+	lo, err := sim.RunLab(sim.Config{Step: st, Policy: pol}, c.LabWorkload)
 	if err != nil {
 		t.Fatal(err)
 	}
