@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"io"
 
 	"servelab/cmd/internal/labclient"
@@ -14,6 +16,9 @@ func init() {
 func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", "A.json B.json [more.json ...]", stderr)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return errUsage
 	}
 	if fs.NArg() < 2 {
