@@ -35,6 +35,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
 	$(MAKE) bench-browser
+	$(MAKE) bench-lab
+
+# The lab tools' own timing: servelab measure vs run.py against the cadence lab server
+# (16/64/256 streams), and the lab server holding 1000 streams (needs python3).
+.PHONY: bench-lab
+bench-lab:
+	$(GO) run ./cmd/servelab/bench
 
 # The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
 WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
