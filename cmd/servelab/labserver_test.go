@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,5 +224,108 @@ func TestMeasureServerKilledMidRun(t *testing.T) {
 	}
 	if m.Extra == nil || !m.Extra.Interrupted || m.Summary.TokensObserved == 0 || m.Summary.ShortCompleted == 0 {
 		t.Errorf("partial file: %+v %+v", m.Summary, m.Extra)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while serve writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// servelab serve end to end: the site and the API on loopback with two
+// embedded lab servers; a foreign Host is refused; a measurement by lab name
+// runs and is saved.
+func TestServeEndToEnd(t *testing.T) {
+	var out syncBuffer
+	var errb bytes.Buffer
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveUntil(ctx, []string{"--port", "0", "--runs", dir, "--ideal"}, &out, &errb) }()
+	var base string
+	for i := 0; i < 200 && base == ""; i++ {
+		if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(out.String()); m != "" && strings.Contains(out.String(), "runs saved") {
+			base = m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if base == "" {
+		cancel()
+		t.Fatalf("serve did not start: %s %s", out.String(), errb.String())
+	}
+	get := func(path string, hdr map[string]string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/api/health", nil); code != 200 || !strings.Contains(body, `"name":"prefill-first"`) || !strings.Contains(body, `"name":"chunked"`) {
+		t.Errorf("health: %d %s", code, body)
+	}
+	if code, body := get("/", nil); code != 200 || !strings.Contains(strings.ToLower(body), "<html") {
+		t.Errorf("site: %d %.200s", code, body)
+	}
+	if code, _ := get("/api/health", map[string]string{"Host": "rebound.example:80"}); code != 403 {
+		t.Errorf("foreign Host: %d", code)
+	}
+	if code, _ := get("/", map[string]string{"Origin": "https://elsewhere.example"}); code != 403 {
+		t.Errorf("foreign Origin: %d", code)
+	}
+	resp, err := http.Post(base+"/api/measure", "application/json", strings.NewReader(
+		`{"lab":"chunked","label":"e2e","duration":1,"inject_after":0.5,"short_concurrency":2,"short_output_len":16,"long_input_len":1000,"warmup":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct{ ID, Result string }
+	json.NewDecoder(resp.Body).Decode(&started)
+	resp.Body.Close()
+	if resp.StatusCode != 202 || started.ID == "" {
+		t.Fatalf("measure: %d", resp.StatusCode)
+	}
+	var code int
+	for i := 0; i < 100; i++ {
+		if code, _ = get(started.Result, nil); code != 202 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 200 {
+		t.Errorf("result: %d", code)
+	}
+	if _, err := readMeasuredFile(filepath.Join(dir, started.ID+".json")); err != nil {
+		t.Errorf("saved run: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
 	}
 }

@@ -31,6 +31,13 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr)
+}
+
+// serveUntil is serve, running until ctx ends.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[--port 8420] [--lab NAME=URL ...] [--runs DIR]", stderr)
 	host := fs.String("host", "127.0.0.1", "address to listen on; keep it loopback (the API runs measurements)")
 	port := fs.Int("port", 8420, "port to listen on (0: any free port)")
@@ -99,8 +106,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  lab %-14s %s %s\n", l.Name, l.Kind, l.Description)
 	}
 	fmt.Fprintf(stdout, "  runs saved in %s\n", *runsDir)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
