@@ -39,9 +39,14 @@ func main() {
 	duration := flag.Float64("duration", 4, "seconds of load per precision run")
 	load := flag.Int("load", 1000, "concurrent streams for the lab server's own benchmark (0: skip)")
 	skipPy := flag.Bool("no-python", false, "skip run.py")
+	repeat := flag.Int("repeat", 1, "precision runs per tool and stream count (the summary takes the median p99)")
 	out := flag.String("json", "", "also write the results to this JSON file")
 	flag.Parse()
-	if err := run(*streams, *cadence, *duration, *load, *skipPy, *out); err != nil {
+	if *repeat < 1 || *repeat > 100 {
+		fmt.Fprintln(os.Stderr, "bench: -repeat must be in 1..100")
+		os.Exit(2)
+	}
+	if err := run(*streams, *cadence, *duration, *load, *repeat, *skipPy, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -61,7 +66,7 @@ type result struct {
 	Note       string  `json:"note,omitempty"`
 }
 
-func run(streamList string, cadence time.Duration, duration float64, load int, skipPy bool, jsonOut string) error {
+func run(streamList string, cadence time.Duration, duration float64, load, repeat int, skipPy bool, jsonOut string) error {
 	dir, err := os.MkdirTemp("", "servelab-bench")
 	if err != nil {
 		return err
@@ -93,53 +98,64 @@ func run(streamList string, cadence time.Duration, duration float64, load int, s
 		if !skipPy {
 			tools = append(tools, "run.py")
 		}
-		for _, tool := range tools {
-			path := filepath.Join(dir, fmt.Sprintf("%s-%d.json", strings.Fields(tool)[0], n))
-			args := []string{"--base-url", lab.url, "--short-concurrency", strconv.Itoa(n), "--short-output-len", "50",
-				"--short-input-len", "16", "--long-count", "0", "--duration", fmt.Sprint(duration),
-				"--inject-after", fmt.Sprint(duration * 0.99), "--warmup", "0", "--json", path}
-			var cmd *exec.Cmd
-			if tool == "run.py" {
-				cmd = exec.Command(py, append([]string{script}, args...)...)
-			} else {
-				cmd = exec.Command(bin, append([]string{"measure", "--quiet"}, args...)...)
-			}
-			lab.stats(true)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				lab.stop()
-				return fmt.Errorf("%s at %d streams: %v\n%s", tool, n, err, tail(out))
-			}
-			st := lab.stats(false)
-			r, err := gapErrors(path, cadence)
-			if err != nil {
-				lab.stop()
-				return err
-			}
-			r.Bench, r.Tool, r.Streams, r.ServerGap, r.ServerLate = "precision", tool, n, st.GapErrP99ms, st.LateP99ms
-			results = append(results, r)
-			fmt.Printf("  %-16s %4d streams: p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  (%d gaps; server's own gap error p99 %.3f ms)\n",
-				tool, n, r.ErrP50ms, r.ErrP99ms, r.ErrMaxms, r.Gaps, st.GapErrP99ms)
-			if own, ok := ownErrors(path); ok {
-				own.Bench, own.Tool, own.Streams = "precision-own", tool, n
-				own.Note = "|client gap - gap between the server's send stamps|: the client's error alone"
-				results = append(results, own)
-				fmt.Printf("  %-16s %4d streams: p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  (its own error alone, against the server's send stamps)\n",
-					"  (own)", n, own.ErrP50ms, own.ErrP99ms, own.ErrMaxms)
+		for rep := 0; rep < repeat; rep++ {
+			for _, tool := range tools { // alternating, so a busy spell hits both
+				path := filepath.Join(dir, fmt.Sprintf("%s-%d.json", strings.Fields(tool)[0], n))
+				args := []string{"--base-url", lab.url, "--short-concurrency", strconv.Itoa(n), "--short-output-len", "50",
+					"--short-input-len", "16", "--long-count", "0", "--duration", fmt.Sprint(duration),
+					"--inject-after", fmt.Sprint(duration * 0.99), "--warmup", "0", "--json", path}
+				var cmd *exec.Cmd
+				if tool == "run.py" {
+					cmd = exec.Command(py, append([]string{script}, args...)...)
+				} else {
+					cmd = exec.Command(bin, append([]string{"measure", "--quiet"}, args...)...)
+				}
+				lab.stats(true)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					lab.stop()
+					return fmt.Errorf("%s at %d streams: %v\n%s", tool, n, err, tail(out))
+				}
+				st := lab.stats(false)
+				r, err := gapErrors(path, cadence)
+				if err != nil {
+					lab.stop()
+					return err
+				}
+				r.Bench, r.Tool, r.Streams, r.ServerGap, r.ServerLate = "precision", tool, n, st.GapErrP99ms, st.LateP99ms
+				results = append(results, r)
+				fmt.Printf("  %-16s %4d streams: p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  (%d gaps; server's own gap error p99 %.3f ms)\n",
+					tool, n, r.ErrP50ms, r.ErrP99ms, r.ErrMaxms, r.Gaps, st.GapErrP99ms)
+				if own, ok := ownErrors(path); ok {
+					own.Bench, own.Tool, own.Streams = "precision-own", tool, n
+					own.Note = "|client gap - gap between the server's send stamps|: the client's error alone"
+					results = append(results, own)
+					fmt.Printf("  %-16s %4d streams: p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  (its own error alone, against the server's send stamps)\n",
+						"  (own)", n, own.ErrP50ms, own.ErrP99ms, own.ErrMaxms)
+				}
 			}
 		}
 		lab.stop()
 	}
-	if !skipPy {
+	// The summary: median p99 over the repeats, per tool and stream count.
+	median := func(bench, tool string, n int) float64 {
+		var xs []float64
 		for _, r := range results {
-			if r.Tool != "servelab measure" || r.Bench != "precision" {
-				continue
-			}
-			for _, p := range results {
-				if p.Tool == "run.py" && p.Bench == "precision" && p.Streams == r.Streams && r.ErrP99ms > 0 {
-					fmt.Printf("  %4d streams: servelab measure's p99 error is %.1fx smaller than run.py's\n", r.Streams, p.ErrP99ms/r.ErrP99ms)
-				}
+			if r.Bench == bench && r.Tool == tool && r.Streams == n {
+				xs = append(xs, r.ErrP99ms)
 			}
 		}
+		return sim.Percentile(xs, 50)
+	}
+	fmt.Printf("summary (median p99 over %d run(s)):\n", repeat)
+	for _, f := range strings.Split(streamList, ",") {
+		n, _ := strconv.Atoi(strings.TrimSpace(f))
+		m, own := median("precision", "servelab measure", n), median("precision-own", "servelab measure", n)
+		line := fmt.Sprintf("  %4d streams: servelab measure p99 %.3f ms (its own error alone %.3f ms)", n, m, own)
+		if !skipPy {
+			py := median("precision", "run.py", n)
+			line += fmt.Sprintf(", run.py p99 %.3f ms: %.1fx", py, py/m)
+		}
+		fmt.Println(line)
 	}
 	if load > 0 {
 		r, err := loadBench(bin, dir, load)
