@@ -16,16 +16,9 @@ type LabWorkload struct {
 	InjectAfter      float64 `json:"inject_after"`
 }
 
-// LabFromConfig takes the workload from a measured file's config, so a
-// simulation repeats the measured experiment.
-func LabFromConfig(c LabConfig) LabWorkload {
-	return LabWorkload{ShortConcurrency: c.ShortConcurrency, ShortInputLen: c.ShortInputLen, ShortOutputLen: c.ShortOutputLen,
-		LongInputLen: c.LongInputLen, LongOutputLen: c.LongOutputLen, LongCount: c.LongCount,
-		Duration: c.Duration, InjectAfter: c.InjectAfter}
-}
-
-// DefaultLab is run.py's default workload.
-func DefaultLab() LabWorkload { return LabFromConfig(DefaultLabConfig()) }
+// DefaultLab is run.py's default workload. A measured file's
+// Config.LabWorkload is the workload it ran, so a simulation can repeat it.
+func DefaultLab() LabWorkload { return DefaultLabConfig().LabWorkload }
 
 // Validate bounds every field so a run always ends.
 func (w LabWorkload) Validate() error {

@@ -174,34 +174,28 @@ func cmpFloat(a, b float64) int {
 }
 
 // LabConfig is the run's flags as run.py writes them under "config" (its
-// argparse namespace minus --compare), in the script's key order.
+// argparse namespace minus --compare), in the script's key order: the
+// workload's keys (LabWorkload, embedded) sit between label and warmup.
 type LabConfig struct {
-	BaseURL          string  `json:"base_url"`
-	Host             string  `json:"host"`
-	Port             int     `json:"port"`
-	API              string  `json:"api"` // "completions" or "chat"
-	Model            string  `json:"model"`
-	Label            string  `json:"label"`
-	ShortConcurrency int     `json:"short_concurrency"`
-	ShortInputLen    int     `json:"short_input_len"`
-	ShortOutputLen   int     `json:"short_output_len"`
-	LongInputLen     int     `json:"long_input_len"`
-	LongOutputLen    int     `json:"long_output_len"`
-	LongCount        int     `json:"long_count"`
-	Duration         float64 `json:"duration"`     // seconds of short-request load
-	InjectAfter      float64 `json:"inject_after"` // seconds into the run
-	Warmup           int     `json:"warmup"`
-	IgnoreEOS        bool    `json:"ignore_eos"`
-	Timeout          float64 `json:"timeout"`
-	JSON             string  `json:"json"`
-	Seed             int     `json:"seed"`
+	BaseURL string `json:"base_url"`
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	API     string `json:"api"` // "completions" or "chat"
+	Model   string `json:"model"`
+	Label   string `json:"label"`
+	LabWorkload
+	Warmup    int     `json:"warmup"`
+	IgnoreEOS bool    `json:"ignore_eos"`
+	Timeout   float64 `json:"timeout"`
+	JSON      string  `json:"json"`
+	Seed      int     `json:"seed"`
 }
 
 // DefaultLabConfig is run.py's defaults (base URL from host and port).
 func DefaultLabConfig() LabConfig {
 	return LabConfig{BaseURL: "http://localhost:8000", Host: "localhost", Port: 8000, API: "completions",
-		Label: "run", ShortConcurrency: 16, ShortInputLen: 128, ShortOutputLen: 256,
-		LongInputLen: 32000, LongOutputLen: 16, LongCount: 1, Duration: 60, InjectAfter: 20,
+		Label: "run", LabWorkload: LabWorkload{ShortConcurrency: 16, ShortInputLen: 128, ShortOutputLen: 256,
+			LongInputLen: 32000, LongOutputLen: 16, LongCount: 1, Duration: 60, InjectAfter: 20},
 		Warmup: 2, IgnoreEOS: true, Timeout: 900}
 }
 

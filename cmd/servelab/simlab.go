@@ -53,7 +53,7 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 		if err != nil {
 			return fmt.Errorf("--like %s: %w", f.like, err)
 		}
-		w = sim.LabFromConfig(m.Config)
+		w = m.Config.LabWorkload
 	}
 	cfg, err := ef.config(step)
 	if err != nil {
@@ -72,9 +72,7 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	if f.save != "" {
 		c := sim.DefaultLabConfig()
 		c.BaseURL, c.Model, c.Label = s.BaseURL, step.Model.Name, s.Label
-		c.ShortConcurrency, c.ShortInputLen, c.ShortOutputLen = w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen
-		c.LongInputLen, c.LongOutputLen, c.LongCount = w.LongInputLen, w.LongOutputLen, w.LongCount
-		c.Duration, c.InjectAfter, c.Warmup, c.JSON = w.Duration, w.InjectAfter, 0, f.save
+		c.LabWorkload, c.Warmup, c.JSON = w, 0, f.save
 		m := &sim.Measured{Config: c, Summary: s, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 		file, err := os.Create(f.save)
 		if err != nil {
