@@ -5,8 +5,9 @@ PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
 .PHONY: run test test-native test-wasm bench build worker worker-local
 
-run:
-	$(GO) run ./cmd/servelab demo interference
+# The playground with the live companion and its embedded lab servers; prints the URL.
+run: wasm
+	$(GO) run ./cmd/servelab serve
 
 build:
 	$(GO) build -trimpath -o bin/servelab ./cmd/servelab

@@ -513,7 +513,8 @@ func (a *App) installAPI() {
 	})
 	fn("status", func([]js.Value) any {
 		p := snap()
-		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays}
+		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
+			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning}
 	})
 	api.Set("ready", true)
 	api.Set("version", "1")

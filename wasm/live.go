@@ -3,45 +3,293 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"strings"
 	"syscall/js"
+
+	"servelab/sim"
 )
 
 // liveState is the live mode: present only when the page is served by
-// `servelab serve`, which answers GET /api/health.
+// `servelab serve`, whose companion answers GET /api/health. A measurement
+// runs there against a lab server and its token frames stream back (SSE);
+// they land on the timeline as measured run A while they arrive.
 type liveState struct {
+	probed    bool // the health probe has answered (or failed)
 	available bool
-	running   bool
+	labs      []liveLab
+	runID     string
+	result    string // URL of the finished measured JSON
+	es        js.Value
+	inject    float64 // the measurement's injection time on its own clock
+	overlay   *Overlay
+	frames    int
 }
 
-// probeLive asks the companion whether it is there; a static host answers
-// 404 (or not JSON) and the live controls stay hidden.
-func (a *App) probeLive() {
+type liveLab struct {
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
+}
+
+// fetchJSON runs fetch(url, init) and hands the status and body text to
+// done on the Update goroutine. It never blocks the caller.
+func (a *App) fetchJSON(url string, init map[string]any, done func(status int, body string, err error)) {
 	fetch := a.win.Get("fetch")
 	if fetch.IsUndefined() {
+		done(0, "", fmt.Errorf("this browser has no fetch"))
 		return
 	}
-	var then, catch, gotJSON js.Func
-	release := func() { then.Release(); catch.Release(); gotJSON.Release() }
-	gotJSON = js.FuncOf(func(this js.Value, args []js.Value) any {
-		a.post(func() {
-			a.live.available = true
-			if el := a.el("live"); !el.IsNull() {
-				el.Set("hidden", false)
-			}
-		})
+	var onRes, onText, onErr js.Func
+	status := 0
+	release := func() { onRes.Release(); onText.Release(); onErr.Release() }
+	onText = js.FuncOf(func(this js.Value, args []js.Value) any {
+		body := args[0].String()
+		st := status
+		a.post(func() { done(st, body, nil) })
 		release()
 		return nil
 	})
-	then = js.FuncOf(func(this js.Value, args []js.Value) any {
-		res := args[0]
-		ct := res.Get("headers").Call("get", "content-type")
-		if !res.Get("ok").Bool() || ct.IsNull() || !js.Global().Get("String").Invoke(ct).Call("includes", "json").Bool() {
-			release()
-			return nil
-		}
-		res.Call("json").Call("then", gotJSON).Call("catch", catch)
+	onRes = js.FuncOf(func(this js.Value, args []js.Value) any {
+		status = args[0].Get("status").Int()
+		args[0].Call("text").Call("then", onText).Call("catch", onErr)
 		return nil
 	})
-	catch = js.FuncOf(func(this js.Value, args []js.Value) any { release(); return nil })
-	fetch.Invoke("api/health", map[string]any{"cache": "no-store"}).Call("then", then).Call("catch", catch)
+	onErr = js.FuncOf(func(this js.Value, args []js.Value) any {
+		msg := "network error"
+		if len(args) > 0 {
+			msg = args[0].Call("toString").String()
+		}
+		a.post(func() { done(0, "", fmt.Errorf("%s", msg)) })
+		release()
+		return nil
+	})
+	if init == nil {
+		init = map[string]any{}
+	}
+	fetch.Invoke(url, init).Call("then", onRes).Call("catch", onErr)
+}
+
+// probeLive asks for the companion; a static host answers 404 (or not
+// JSON) and the live controls stay hidden.
+func (a *App) probeLive() {
+	a.fetchJSON("api/health", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
+		a.live.probed = true
+		defer a.publish()
+		if err != nil || status != 200 {
+			return
+		}
+		var h struct {
+			OK      bool      `json:"ok"`
+			Labs    []liveLab `json:"labs"`
+			Default string    `json:"default_lab"`
+			Running string    `json:"running"`
+		}
+		if json.Unmarshal([]byte(body), &h) != nil || !h.OK {
+			return
+		}
+		a.live.available = true
+		a.live.labs = h.Labs
+		if el := a.el("live"); !el.IsNull() {
+			el.Set("hidden", false)
+		}
+		if el := a.el("live-lab"); !el.IsNull() {
+			var sb strings.Builder
+			for _, l := range h.Labs {
+				sel := ""
+				if l.Name == h.Default {
+					sel = " selected"
+				}
+				fmt.Fprintf(&sb, `<option value="%s"%s>%s (%s)</option>`, html.EscapeString(l.Name), sel, html.EscapeString(l.Name), html.EscapeString(l.Kind))
+			}
+			el.Set("innerHTML", sb.String())
+		}
+		a.liveStatus("companion ready: measurements run against the lab servers listed above")
+		a.publish()
+	})
+	a.listen(a.el("live-start"), "click", func(js.Value) {
+		lab := a.el("live-lab").Get("value").String()
+		a.post(func() { a.startLive(lab) })
+	})
+	a.listen(a.el("live-stop"), "click", func(js.Value) { a.post(a.stopLive) })
+}
+
+func (a *App) liveStatus(s string) {
+	if el := a.el("live-status"); !el.IsNull() {
+		el.Set("textContent", s)
+	}
+}
+
+// startLive starts a measurement with the lab knobs on the page and
+// simulates the same workload beside it.
+func (a *App) startLive(lab string) {
+	if a.live.runID != "" {
+		a.liveStatus("a measurement is already running")
+		return
+	}
+	s := &a.state
+	if s.Workload != "lab" {
+		s.Workload = "lab"
+		if s.Policy == "disagg" {
+			s.Policy = "chunked"
+		}
+		a.needSim = true
+	}
+	body := map[string]any{
+		"lab": lab, "label": "live-" + s.Policy,
+		"short_concurrency": s.I("streams"), "short_input_len": s.I("prompt"), "short_output_len": s.I("output"),
+		"long_input_len": s.I("long"), "long_output_len": s.I("longout"), "long_count": 1,
+		"duration": s.F("duration"), "inject_after": s.F("inject"),
+	}
+	data, _ := json.Marshal(body)
+	a.liveStatus("starting…")
+	a.fetchJSON("api/measure", map[string]any{"method": "POST", "headers": map[string]any{"Content-Type": "application/json"}, "body": string(data)},
+		func(status int, text string, err error) {
+			if err != nil {
+				a.liveStatus("could not start: " + err.Error())
+				return
+			}
+			var r struct {
+				ID     string `json:"id"`
+				Events string `json:"events"`
+				Result string `json:"result"`
+				Error  struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal([]byte(text), &r) != nil || status != 202 || r.ID == "" {
+				msg := r.Error.Message
+				if msg == "" {
+					msg = fmt.Sprintf("status %d", status)
+				}
+				a.liveStatus("could not start: " + msg)
+				return
+			}
+			a.live.runID, a.live.result = r.ID, r.Result
+			a.live.inject = s.F("inject")
+			a.live.frames = 0
+			a.live.overlay = &Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.F("inject"))}
+			a.overlays = [2]*Overlay{a.live.overlay, nil}
+			a.playing = false
+			a.view.Cursor = 0
+			a.view.T0 = 0
+			a.view.Span = math.Max(2, math.Min(10, s.F("duration")/4))
+			a.setView()
+			a.subscribe(strings.TrimPrefix(r.Events, "/"))
+			a.liveStatus("measuring " + lab + " (" + r.ID + ")…")
+		})
+}
+
+// subscribe follows the run's events: token frames land on the timeline as
+// they arrive and the playback cursor follows the measurement's clock.
+func (a *App) subscribe(url string) {
+	es := a.win.Get("EventSource").New(url)
+	a.live.es = es
+	on := func(event string, f func(data string)) {
+		es.Call("addEventListener", event, js.FuncOf(func(this js.Value, args []js.Value) any {
+			data := ""
+			if len(args) > 0 && args[0].Get("data").Type() == js.TypeString {
+				data = args[0].Get("data").String()
+			}
+			a.post(func() { f(data) })
+			return nil
+		}))
+	}
+	on("phase", func(data string) {
+		var p struct {
+			Phase string  `json:"phase"`
+			T     float64 `json:"t"`
+		}
+		if json.Unmarshal([]byte(data), &p) == nil {
+			if p.Phase == "inject" {
+				a.live.inject = p.T
+			}
+			a.liveStatus(fmt.Sprintf("%s at %.1f s", p.Phase, p.T))
+		}
+	})
+	on("tokens", func(data string) {
+		var fs []struct {
+			T    float64 `json:"t"`
+			Long bool    `json:"long"`
+			Gap  float64 `json:"gap"`
+		}
+		if json.Unmarshal([]byte(data), &fs) != nil || a.live.overlay == nil {
+			return
+		}
+		latest := 0.0
+		for _, f := range fs {
+			latest = math.Max(latest, f.T)
+			if f.Long || f.Gap <= 0 {
+				continue // the lab's gaps are the short streams' gaps after their first frame
+			}
+			a.live.overlay.Gaps = append(a.live.overlay.Gaps, sim.Gap{TRelInject: f.T - a.live.inject, Gap: f.Gap})
+			a.live.frames++
+		}
+		// The measurement's clock and the simulation's share the injection time.
+		c := latest - a.live.inject + a.live.overlay.Origin
+		if c > a.view.Cursor {
+			a.view.Cursor = c
+			if c > a.view.T0+0.9*a.view.Span {
+				a.view.T0 = c - 0.5*a.view.Span
+			}
+			a.setView()
+		}
+		a.dirty = true
+		a.publish()
+	})
+	on("progress", func(data string) {
+		var p struct {
+			T      float64 `json:"t"`
+			Frames int     `json:"frames"`
+			Worst  float64 `json:"worst"`
+		}
+		if json.Unmarshal([]byte(data), &p) == nil {
+			a.liveStatus(fmt.Sprintf("%.1f s: %d frames, worst gap %s ms", p.T, p.Frames, ms(p.Worst)))
+		}
+	})
+	on("error", func(data string) {
+		if data != "" {
+			var e struct {
+				Message string `json:"message"`
+			}
+			json.Unmarshal([]byte(data), &e)
+			a.liveStatus("measurement error: " + e.Message)
+		}
+	})
+	on("end", func(string) {
+		es.Call("close")
+		a.finishLive()
+	})
+}
+
+// finishLive loads the finished measured JSON (config, summary, gaps) as run A.
+func (a *App) finishLive() {
+	id, url := a.live.runID, a.live.result
+	a.live.runID = ""
+	if url == "" {
+		return
+	}
+	a.fetchJSON(strings.TrimPrefix(url, "/"), nil, func(status int, body string, err error) {
+		if err != nil || status != 200 {
+			a.liveStatus(fmt.Sprintf("run %s ended; its result is not available (status %d)", id, status))
+			return
+		}
+		a.overlays = [2]*Overlay{}
+		a.loadMeasured("live-"+id+".json", []byte(body))
+		a.liveStatus("run " + id + " done: its measured JSON is overlaid as run A")
+	})
+}
+
+func (a *App) stopLive() {
+	if a.live.runID == "" {
+		return
+	}
+	a.fetchJSON("api/runs/"+a.live.runID, map[string]any{"method": "DELETE"}, func(status int, body string, err error) {
+		if err != nil {
+			a.liveStatus("could not stop: " + err.Error())
+		}
+	})
 }

@@ -84,6 +84,11 @@ type published struct {
 	err      string
 	notes    []string
 	overlays int
+	// live mode: companion present, token frames received, a run in progress
+	live        bool
+	liveProbed  bool
+	liveFrames  int
+	liveRunning bool
 }
 
 // post queues f to run on the Update goroutine. Safe from any callback.
@@ -367,6 +372,8 @@ func (a *App) publish() {
 			a.pub.overlays++
 		}
 	}
+	a.pub.liveProbed = a.live.probed
+	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != ""
 }
 
 // setView stores the view into the state (so the URL has it) and repaints.
