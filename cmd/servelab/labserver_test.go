@@ -329,3 +329,22 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+func TestCompareReadsVLLMBenchResults(t *testing.T) {
+	dir := t.TempDir()
+	v := filepath.Join(dir, "vllm-run.json")
+	os.WriteFile(v, []byte(`{"backend":"vllm","duration":2,"completed":2,"itls":[[0.010,0.012],[0.011,0.900]],"errors":["",""]}`), 0o644)
+	m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.SummariseLab(sim.LabRun{Label: "mine", Arrivals: []sim.Arrival{{T: 1, Gap: 0.01}, {T: 2, Gap: 0.09}}, Inject: 1.5, Wall: 2})}
+	mine := filepath.Join(dir, "mine.json")
+	if err := writeMeasured(mine, m); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cli(t, "compare", mine, v)
+	if code != 0 || !strings.Contains(out, "vllm-run") || !strings.Contains(out, "900.0") || !strings.Contains(out, "worst-gap ratio 10.0x (vllm-run over mine)") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+	os.WriteFile(v, []byte(`{"duration":2}`), 0o644)
+	if code, _, errs := cli(t, "compare", mine, v); code == 0 || !strings.Contains(errs, "--save-detailed") {
+		t.Errorf("a vLLM file without itls: exit %d, %s", code, errs)
+	}
+}
