@@ -123,11 +123,11 @@ func New(cfg Config) (*Proxy, error) {
 	return &Proxy{cfg: cfg, upstream: u}, nil
 }
 
-// Info is what GET /api/info (and /api/health, which the page probes to
-// turn its live mode on) says about the proxy: its limits, never its
-// upstream address or key.
+// Info is what GET /api/info says about the proxy: its limits, never its
+// upstream address or key. (There is deliberately no /api/health: the page
+// takes that for `servelab serve`'s companion, whose measurement API the
+// proxy does not offer.)
 type Info struct {
-	OK           bool     `json:"ok"`
 	Proxy        string   `json:"proxy"`
 	Routes       []string `json:"routes"`
 	MaxBodyBytes int64    `json:"max_body_bytes"`
@@ -137,7 +137,7 @@ type Info struct {
 }
 
 func (p *Proxy) info() Info {
-	in := Info{OK: true, Proxy: "servelab", MaxBodyBytes: p.cfg.MaxBodyBytes, MaxTokens: p.cfg.MaxTokens}
+	in := Info{Proxy: "servelab", MaxBodyBytes: p.cfg.MaxBodyBytes, MaxTokens: p.cfg.MaxTokens}
 	for path := range routes {
 		in.Routes = append(in.Routes, path)
 	}
@@ -154,7 +154,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, e)
 		return
 	}
-	if r.URL.Path == "/api/info" || r.URL.Path == "/api/health" {
+	if r.URL.Path == "/api/info" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			WriteError(w, http.StatusMethodNotAllowed, CodeMethod, "use GET for "+r.URL.Path)
 			return
