@@ -683,6 +683,28 @@ func TestWorkerInWorkerd(t *testing.T) {
 				t.Errorf("%s: the answer leaks the configuration: %s", c.name, b)
 			}
 		}
+		// A page of this site may call the API; another site's page may not.
+		for _, c := range []struct {
+			origin string
+			status int
+		}{{base, 200}, {"https://evil.example", 403}} {
+			req, _ := http.NewRequest("POST", api, strings.NewReader(`{"prompt":"from a page","max_tokens":1}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("CF-Connecting-IP", "198.51.100.30")
+			req.Header.Set("Origin", c.origin)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Errorf("Origin %s: %d %s, want %d", c.origin, resp.StatusCode, b, c.status)
+			}
+		}
+		if n := lab.seen("from a page"); n != 1 {
+			t.Errorf("the lab server saw %d requests from pages, want the 1 from this site", n)
+		}
 		for _, p := range []string{"evil-body", "evil-query", "greedy", "embed"} {
 			if lab.seen(p) != 0 {
 				t.Errorf("refused request %q reached the lab server", p)
