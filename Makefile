@@ -25,7 +25,7 @@ test-wasm:
 
 # The site and the /api proxy as a Cloudflare Worker: build/worker/{script,assets,workerd.capnp}.
 # Prints the script's size (gzip) against the Workers limit. Deploy with cmd/worker/wrangler.jsonc.
-worker:
+worker: wasm
 	$(GO) run ./cmd/worker/bundle -o build/worker -site site $(if $(LAB),-lab $(LAB))
 
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
