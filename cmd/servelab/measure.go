@@ -46,6 +46,7 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	noUsage := fs.Bool("no-usage", false, "servelab: do not ask for stream_options usage (tokens per frame)")
 	noFrames := fs.Bool("no-frames", false, "servelab: leave the raw frames out of the JSON")
 	quiet := fs.Bool("quiet", false, "servelab: no progress line")
+	noKernel := fs.Bool("no-kernel-time", false, "servelab: stamp frames when read, not with the kernel's receive time (Linux)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); stop() }() // a second Ctrl-C kills at once
-	o.Client = labclient.NewClient(o.ShortConcurrency + o.LongCount)
+	o.Client = labclient.NewClient(o.ShortConcurrency+o.LongCount, !*noKernel)
 	if o.Model == "" {
 		m, err := labclient.DiscoverModel(ctx, o.Client, o.BaseURL, o.APIKey)
 		if err != nil {

@@ -80,7 +80,7 @@ func oneStream(t *testing.T, o Options, frames ...string) (reply, []int) {
 	srv := fakeServer(t, func(int, map[string]any) script { return script{pause: 2 * time.Millisecond, frames: frames} })
 	o.BaseURL = srv.URL
 	o.Model = "fake-model"
-	m := &measurement{opts: o, client: NewClient(2), t0: time.Now()}
+	m := &measurement{opts: o, client: NewClient(2, true), t0: time.Now()}
 	var toks []int
 	r := m.streamOne(context.Background(), "1 2 3", 3, func(_ time.Time, _ time.Duration, n int, _ bool, _ float64) { toks = append(toks, n) })
 	return r, toks
@@ -140,7 +140,7 @@ func TestRequestBodyMatchesScript(t *testing.T) {
 	})
 	o := opts(srv.URL)
 	o.API, o.Model = "chat", "m"
-	m := &measurement{opts: o, client: NewClient(1), t0: time.Now()}
+	m := &measurement{opts: o, client: NewClient(1, true), t0: time.Now()}
 	m.streamOne(context.Background(), "11 22", 7, func(time.Time, time.Duration, int, bool, float64) {})
 	b := <-got
 	msgs, _ := json.Marshal(b["messages"])

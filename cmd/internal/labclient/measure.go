@@ -79,11 +79,24 @@ var ErrServerGone = errors.New("the lab server stopped answering")
 
 // NewClient is an HTTP client for timing streams: no proxy from the
 // environment, no compression, HTTP/1.1 with an idle connection kept per
-// stream, Nagle off (Go's default for TCP).
-func NewClient(conns int) *http.Client {
+// stream, Nagle off (Go's default for TCP). With kernelTime (Linux) its
+// connections carry the kernel's receive timestamps, so a frame's time is
+// when it reached the machine, not when this process got round to reading it.
+func NewClient(conns int, kernelTime bool) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if kernelTime {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return withKernelTimestamps(c), nil
+		}
+	}
 	t := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		DisableCompression:    true,
 		MaxIdleConns:          conns + 16,
 		MaxIdleConnsPerHost:   conns + 16,
@@ -286,7 +299,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	m := &measurement{opts: o, client: o.Client}
 	defer context.AfterFunc(ctx, func() { m.stopped.Store(true) })()
 	if m.client == nil {
-		m.client = NewClient(o.ShortConcurrency + o.LongCount)
+		m.client = NewClient(o.ShortConcurrency+o.LongCount, true)
 	}
 	logf := func(format string, a ...any) {
 		if o.Log != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"time"
@@ -34,17 +35,32 @@ type reply struct {
 	cancelled bool // stopped by the caller
 }
 
-// stampedReader remembers when its last Read returned: the arrival time of
-// the bytes it returned, taken before any parsing.
+// stampedReader remembers the arrival time of the bytes its last Read
+// returned, taken before any parsing: the kernel's receive time when the
+// connection has it, else the moment the read returned.
 type stampedReader struct {
-	r    io.Reader
-	last time.Time
+	r      io.Reader
+	conn   *kernelConn // nil: no kernel timestamps
+	last   time.Time
+	kernel bool // last came from the kernel
 }
 
 func (s *stampedReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.last = time.Now()
+	if s.conn != nil {
+		s.last, s.kernel = s.conn.arrival(s.last)
+	}
 	return n, err
+}
+
+// connOf is the connection a request went out on, below any TLS.
+func connOf(c net.Conn) *kernelConn {
+	if t, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = t.NetConn()
+	}
+	kc, _ := c.(*kernelConn)
+	return kc
 }
 
 // chunk is the part of a streamed completion or chat chunk the client reads.
@@ -107,7 +123,9 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	idle := time.AfterFunc(seconds(o.Timeout), func() { cancel(errIdle) })
 	defer idle.Stop()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	var conn *kernelConn
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { conn = connOf(info.Conn) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {
 		return reply{err: err.Error()}
 	}
@@ -143,7 +161,7 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		out.err = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.ToValidUTF8(string(b), "\uFFFD"))
 		return out
 	}
-	sr := &stampedReader{r: resp.Body}
+	sr := &stampedReader{r: resp.Body, conn: conn}
 	br := bufio.NewReaderSize(sr, 64<<10)
 	var (
 		last     time.Time
