@@ -3,9 +3,11 @@
 // part-way, every token frame timestamped) that measures more precisely and
 // more carefully than the script, and its text report.
 //
-// Precision: each line is timestamped on the monotonic clock when the read
-// that completed it returns, before any JSON decoding; lines have no length
-// limit; the transport ignores proxies from the environment, never
+// Precision: each line is timestamped with the arrival of the read that
+// completed it, before any JSON decoding: on Linux the kernel's receive
+// timestamp (SO_TIMESTAMPNS), so the client's own scheduling delays drop
+// out, elsewhere the monotonic clock when the read returns. Lines have no
+// length limit; the transport ignores proxies from the environment, never
 // compresses, keeps an idle connection per stream and opens them all before
 // the clock starts. Care: tokens per frame come from the server's usage when
 // it sends it (frames and tokens are kept apart), role-only and usage-only
