@@ -322,6 +322,9 @@ func (a *App) showFigures() {
 	switch {
 	case f.GoodputNote != "":
 		gp = f.GoodputNote
+	case f.Goodput >= 0 && a.state.Policy == "disagg":
+		gpus := a.state.I("xp") + a.state.I("yd")
+		gp = fmt.Sprintf("%.2f req/s (%.2f per GPU, %d GPUs)", f.Goodput, f.Goodput/float64(gpus), gpus)
 	case f.Goodput >= 0:
 		gp = fmt.Sprintf("%.2f req/s", f.Goodput)
 	}
@@ -387,7 +390,7 @@ func (a *App) showRates() {
 	}
 	cur := a.state.F("rate")
 	fmt.Fprintf(&sb, `<line class="cur" x1="%.1f" y1="8" x2="%.1f" y2="%g"/>`, x(cur), x(cur), H-B)
-	sb.WriteString(`</svg><table class="small"><caption>P90 latency vs rate</caption><tr><th scope="col">req/s</th><th scope="col">TTFT ms</th><th scope="col">TPOT ms</th><th scope="col">SLO met</th></tr>`)
+	sb.WriteString(`</svg><p class="small"><span class="k-ttft">━ P90 TTFT</span> · <span class="k-tpot">╍ P90 TPOT</span> · dotted: the current rate</p><table class="small"><caption>P90 latency vs rate</caption><tr><th scope="col">req/s</th><th scope="col">TTFT ms</th><th scope="col">TPOT ms</th><th scope="col">SLO met</th></tr>`)
 	for _, p := range a.rates {
 		fmt.Fprintf(&sb, `<tr><td>%g</td><td>%s</td><td>%s</td><td>%.0f%%</td></tr>`, p.Rate, ms(p.TTFTP90), ms(p.TPOTP90), p.Attainment*100)
 	}
@@ -511,6 +514,14 @@ func (a *App) installAPI() {
 		a.post(func() { a.loadMeasured(name, []byte(text)) })
 		return nil
 	})
+	// selfTest lets the browser tests check that a Go panic is caught and
+	// reported while the page keeps working.
+	fn("selfTest", func(args []js.Value) any {
+		if len(args) > 0 && args[0].String() == "panic" {
+			a.post(func() { panic("self-test panic") })
+		}
+		return nil
+	})
 	fn("status", func([]js.Value) any {
 		p := snap()
 		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
@@ -604,13 +615,14 @@ func (a *App) exportPNG() {
 	}
 	pix := make([]byte, 4*a.w*a.h)
 	a.off.ReadPixels(pix)
-	arr := a.win.Get("Uint8ClampedArray").New(len(pix))
+	// The frame's own constructors: CopyBytesToJS checks the array's type in this realm.
+	arr := js.Global().Get("Uint8ClampedArray").New(len(pix))
 	js.CopyBytesToJS(arr, pix)
-	cv := a.doc.Call("createElement", "canvas")
+	cv := a.own.Call("createElement", "canvas")
 	cv.Set("width", a.w)
 	cv.Set("height", a.h)
 	ctx := cv.Call("getContext", "2d")
-	ctx.Call("putImageData", a.win.Get("ImageData").New(arr, a.w, a.h), 0, 0)
+	ctx.Call("putImageData", js.Global().Get("ImageData").New(arr, a.w, a.h), 0, 0)
 	ctx.Set("fillStyle", "#dddddd")
 	ctx.Set("textBaseline", "top")
 	ctx.Set("font", fmt.Sprintf("%dpx sans-serif", int(12*a.dpr)))
@@ -786,10 +798,8 @@ func (a *App) startBackground(s State, gen int) {
 	if a.simErr != "" {
 		return
 	}
-	if s.Workload == "lab" {
-		a.figs.GoodputNote = "n/a (closed loop)"
-		a.bgDone = true
-		a.showFigures()
+	if s.Workload == "lab" || (a.run != nil && a.run.Truncated) {
+		a.bgDone = true // figures() already says why there is no sweep
 		return
 	}
 	go func() {

@@ -272,14 +272,26 @@ func (a *App) finishLive() {
 	if url == "" {
 		return
 	}
-	a.fetchJSON(strings.TrimPrefix(url, "/"), nil, func(status int, body string, err error) {
-		if err != nil || status != 200 {
+	a.fetchResult(id, strings.TrimPrefix(url, "/"), 20)
+}
+
+// fetchResult fetches a run's measured JSON, retrying while the companion
+// still answers 202 (it saves the run after the stream ends).
+func (a *App) fetchResult(id, url string, tries int) {
+	a.fetchJSON(url, map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
+		switch {
+		case err == nil && status == 202 && tries > 1:
+			a.win.Call("setTimeout", js.FuncOf(func(js.Value, []js.Value) any {
+				a.post(func() { a.fetchResult(id, url, tries-1) })
+				return nil
+			}), 300)
+		case err != nil || status != 200:
 			a.liveStatus(fmt.Sprintf("run %s ended; its result is not available (status %d)", id, status))
-			return
+		default:
+			a.overlays = [2]*Overlay{}
+			a.loadMeasured("live-"+id+".json", []byte(body))
+			a.liveStatus("run " + id + " done: its measured JSON is overlaid as run A")
 		}
-		a.overlays = [2]*Overlay{}
-		a.loadMeasured("live-"+id+".json", []byte(body))
-		a.liveStatus("run " + id + " done: its measured JSON is overlaid as run A")
 	})
 }
 

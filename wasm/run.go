@@ -441,6 +441,12 @@ func (r *SimRun) figures() Figures {
 		ITL: [3]float64{s.ITLP50, s.ITLP90, s.ITLP99}, ITLMax: s.ITLMax, Completed: s.Completed, Submitted: s.Submitted,
 		Throughput: s.Throughput, Goodput: -1, Truncated: r.Truncated}
 	f.Attainment = sim.Attainment(r.Results, slo(r.State))
+	switch {
+	case r.State.Workload == "lab":
+		f.GoodputNote = "n/a (closed loop)"
+	case r.Truncated:
+		f.GoodputNote = "n/a (run cut short)"
+	}
 	return f
 }
 

@@ -421,7 +421,7 @@ func paintITL(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor fl
 	base := g.itlY + g.itlH
 	for c, gap := range sims {
 		if gap > 0 {
-			b.rect(g.left+float64(c), base-gap*scale, 1*g.s, gap*scale, reqPalette[1])
+			b.rect(g.left+float64(c), base-gap*scale, 2*g.s, gap*scale, reqPalette[1])
 		}
 	}
 	for _, m := range mcols {

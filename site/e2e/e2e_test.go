@@ -311,3 +311,54 @@ func mustGPU(t *testing.T) hwspecs.GPU {
 	}
 	return g
 }
+
+func TestExports(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2")
+	// Catch the files the buttons hand to the browser.
+	eval[any](t, ctx, `window.__blobs = []; URL.createObjectURL = b => { window.__blobs.push({type: b.type, size: b.size}); return "data:,"; }`)
+	for _, id := range []string{"export-png", "export-csv", "export-json"} {
+		eval[any](t, ctx, fmt.Sprintf(`document.getElementById(%q).click()`, id))
+	}
+	waitFor(t, ctx, `window.__blobs.length === 3`, "three exported files")
+	blobs := eval[[]map[string]any](t, ctx, `window.__blobs`)
+	types := map[string]float64{}
+	for _, b := range blobs {
+		types[b["type"].(string)] = b["size"].(float64)
+	}
+	for _, want := range []string{"image/png", "text/csv", "application/json"} {
+		if types[want] < 100 {
+			t.Errorf("export %s: %v bytes, want a file (got %v)", want, types[want], blobs)
+		}
+	}
+	// The JSON API agrees with what the page shows.
+	f := eval[map[string]any](t, ctx, `servelab.figures()`)
+	shown := eval[string](t, ctx, `document.getElementById("fig-tpot-p90").textContent`)
+	if got := fmt.Sprintf("%.2f", f["tpot"].(map[string]any)["p90"].(float64)*1e3); got != shown {
+		t.Errorf("servelab.figures().tpot.p90 = %s ms, page shows %s", got, shown)
+	}
+}
+
+func TestPanicIsCaughtAndReported(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	eval[any](t, ctx, `servelab.selfTest("panic")`)
+	waitFor(t, ctx, `document.getElementById("message").textContent.includes("recovered")`, "the panic to be reported on the page")
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	setRange(t, ctx, "rate", 33)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "a re-simulation after the panic")
+}
+
+func TestTooBigRunIsCutShort(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?n=20000&rate=0.1&output=4096")
+	msg := eval[string](t, ctx, `document.getElementById("message").textContent`)
+	if !strings.Contains(msg, "cut short") {
+		t.Errorf("message %q does not say the run was cut short", msg)
+	}
+	// The tab is not frozen: another change re-simulates.
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	setRange(t, ctx, "rate", 20)
+	eval[any](t, ctx, `document.getElementById("n").value = "300"; document.getElementById("n").dispatchEvent(new Event("input"))`)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && servelab.getState().n === 300`, gen), "a re-simulation after the cut-short run")
+}
