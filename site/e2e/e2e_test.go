@@ -362,3 +362,52 @@ func TestTooBigRunIsCutShort(t *testing.T) {
 	eval[any](t, ctx, `document.getElementById("n").value = "300"; document.getElementById("n").dispatchEvent(new Event("input"))`)
 	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && servelab.getState().n === 300`, gen), "a re-simulation after the cut-short run")
 }
+
+func TestABCompareAndVLLMUpload(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	a, b := labJSON(t), labJSON(t)
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{a, b})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `servelab.status().overlays === 2`, "runs A and B on one clock")
+	table := eval[string](t, ctx, `document.getElementById("measured-table").textContent`)
+	if !strings.Contains(table, "A: lab.json") || !strings.Contains(table, "B: lab.json") {
+		t.Errorf("measured table does not show A and B side by side: %s", table)
+	}
+
+	// A vLLM bench result configures a Poisson run of its mean lengths and rate.
+	vllm := filepath.Join(t.TempDir(), "vllm.json")
+	os.WriteFile(vllm, []byte(`{"backend": "vllm", "duration": 10, "completed": 4,
+		"input_lens": [500, 520, 510, 518], "output_lens": [60, 64, 66, 66],
+		"ttfts": [0.02, 0.03, 0.025, 0.04], "errors": ["", "", "", ""],
+		"itls": [[0.007, 0.008], [0.007, 0.009], [0.008, 0.007], [0.03, 0.007]]}`), 0o644)
+	eval[any](t, ctx, `document.getElementById("clear-measured").click()`)
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{vllm})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `servelab.status().overlays === 1 && servelab.getState().workload === "poisson" && servelab.getState().prompt === 512`, "the vLLM result to configure the simulation")
+	st := eval[map[string]any](t, ctx, `servelab.getState()`)
+	if st["output"] != 64.0 || st["n"] != 4.0 || st["rate"] != 0.4 {
+		t.Errorf("state from the vLLM result: %v, want output 64, n 4, rate 0.4", st)
+	}
+	waitFor(t, ctx, `document.getElementById("measured-table").textContent.includes("TTFT P90")`, "the vLLM figures beside the simulated ones")
+}
+
+func TestKeyboardPlayback(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2")
+	eval[any](t, ctx, `document.activeElement && document.activeElement.blur()`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(".")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.getState().cursor > 0`, "'.' to single-step the playback")
+	c1 := eval[float64](t, ctx, `servelab.getState().cursor`)
+	chromedp.Do(ctx, chromedp.KeyEvent("."))
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().cursor > %g`, c1), "a second step")
+	span := eval[float64](t, ctx, `servelab.getState().span`)
+	chromedp.Do(ctx, chromedp.KeyEvent("+"))
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().span < %g`, span), "'+' to zoom in")
+	chromedp.Do(ctx, chromedp.KeyEvent(" "))
+	waitFor(t, ctx, `document.getElementById("play").getAttribute("aria-pressed") === "true"`, "Space to start playback")
+}
