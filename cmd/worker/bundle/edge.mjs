@@ -95,7 +95,11 @@ async function serveStatic(request, env) {
     if (encoding) headers.set("Content-Encoding", encoding);
     const len = r.headers.get("Content-Length");
     if (len) headers.set("Content-Length", len);
-    const body = request.method === "HEAD" ? null : r.body;
+    let body = r.body;
+    if (request.method === "HEAD") {
+      await r.body?.cancel();
+      body = null;
+    }
     return new Response(body, { status: 200, headers, encodeBody: encoding ? "manual" : "automatic" });
   }
   // A file too big for the assets store (25 MiB) is uploaded only
@@ -103,7 +107,9 @@ async function serveStatic(request, env) {
   if (!accepts(ae, "gzip")) {
     const r = await env.ASSETS.fetch(url.origin + name + ".gz");
     if (r.ok) {
-      const body = request.method === "HEAD" ? null : r.body.pipeThrough(new DecompressionStream("gzip"));
+      let body = null;
+      if (request.method === "HEAD") await r.body?.cancel();
+      else body = r.body.pipeThrough(new DecompressionStream("gzip"));
       return new Response(body, {
         status: 200,
         headers: { "Content-Type": type, "Cache-Control": "no-cache", "Vary": "Accept-Encoding", "X-Content-Type-Options": "nosniff" },

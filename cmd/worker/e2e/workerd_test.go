@@ -479,6 +479,17 @@ func TestWorkerInWorkerd(t *testing.T) {
 				t.Fatalf("sent %s to a client accepting only %s", ce, enc)
 			}
 		}
+		req, _ := http.NewRequest("HEAD", base+"/app.wasm", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		gz, _ := os.Stat(filepath.Join(site, "app.wasm.gz"))
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") == "gzip" && gz != nil && resp.ContentLength != gz.Size() {
+			t.Errorf("HEAD /app.wasm: %d, Content-Length %d", resp.StatusCode, resp.ContentLength)
+		}
 		if !bytes.HasPrefix(raw, []byte("\x00asm")) {
 			t.Fatalf("site/app.wasm is not WebAssembly")
 		}
