@@ -49,7 +49,9 @@
 //	DELETE /api/runs/{id}
 //	     Stops a running measurement (like Ctrl-C): what was measured is saved.
 //	GET  /api/runs/{id}/events
-//	     text/event-stream, replayed from the start for late subscribers, then live:
+//	     text/event-stream, replayed from the start for late subscribers, then live;
+//	     every message has an id, and a reconnecting EventSource (Last-Event-ID)
+//	     resumes where it left off:
 //	       event: phase     data: {"type":"phase","phase":"warmup"|"load"|"inject"|"done","t":s}
 //	       event: tokens    data: [{"type":"token","t":s,"stream":i,"long":bool,"gap":s,"tokens":n}, ...]
 //	                        every token frame of every stream, in batches about every 50 ms;
@@ -77,6 +79,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -585,22 +588,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
+	// A reconnecting EventSource says how far it got; carry on from there.
 	next := 0
+	if n, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && n > 0 {
+		next = n
+	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var buf []byte
 	for {
 		evs, done, info, sum := ru.since(next)
+		buf = appendEvents(buf[:0], evs, next)
 		next += len(evs)
-		buf = appendEvents(buf[:0], evs)
 		if done {
 			if sum != nil {
-				buf = appendSSE(buf, "summary", sum)
+				buf = appendSSE(buf, "summary", sum, next)
 			}
 			if info.Error != "" {
-				buf = appendSSE(buf, "error", map[string]string{"message": info.Error})
+				buf = appendSSE(buf, "error", map[string]string{"message": info.Error}, next)
 			}
-			buf = appendSSE(buf, "end", map[string]string{"id": id, "state": info.State})
+			buf = appendSSE(buf, "end", map[string]string{"id": id, "state": info.State}, next)
 		}
 		if len(buf) > 0 {
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
@@ -618,31 +625,35 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// appendEvents writes token events in one "tokens" batch and the rest one by one, in order.
-func appendEvents(b []byte, evs []labclient.Event) []byte {
+// appendEvents writes token events in one "tokens" batch and the rest one
+// by one, in order; evs start at index start of the run's events, and each
+// message's id is the index of the event after it (what Last-Event-ID resumes from).
+func appendEvents(b []byte, evs []labclient.Event, start int) []byte {
 	var batch []labclient.Event
-	flush := func() {
+	flush := func(end int) {
 		if len(batch) > 0 {
-			b = appendSSE(b, "tokens", batch)
+			b = appendSSE(b, "tokens", batch, start+end)
 			batch = batch[:0]
 		}
 	}
-	for _, e := range evs {
+	for i, e := range evs {
 		if e.Type == "token" {
 			batch = append(batch, e)
 			continue
 		}
-		flush()
-		b = appendSSE(b, e.Type, e)
+		flush(i)
+		b = appendSSE(b, e.Type, e, start+i+1)
 	}
-	flush()
+	flush(len(evs))
 	return b
 }
 
-func appendSSE(b []byte, event string, v any) []byte {
+func appendSSE(b []byte, event string, v any, id int) []byte {
 	data, _ := json.Marshal(v)
 	b = append(b, "event: "...)
 	b = append(b, event...)
+	b = append(b, "\nid: "...)
+	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	return append(b, "\n\n"...)

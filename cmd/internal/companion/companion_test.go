@@ -163,10 +163,14 @@ func TestMeasureOnlyConfiguredLabs(t *testing.T) {
 	}
 }
 
-// events reads an SSE stream into (event, data) pairs until it ends.
-func events(t *testing.T, u string) [][2]string {
+// events reads an SSE stream into (event, data, id) triples until it ends.
+func events(t *testing.T, u string, lastID ...string) [][3]string {
 	t.Helper()
-	resp, err := http.Get(u)
+	req, _ := http.NewRequest("GET", u, nil)
+	if len(lastID) > 0 {
+		req.Header.Set("Last-Event-ID", lastID[0])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,9 +178,9 @@ func events(t *testing.T, u string) [][2]string {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("events: %d %v", resp.StatusCode, resp.Header)
 	}
-	var out [][2]string
+	var out [][3]string
 	br := bufio.NewReader(resp.Body)
-	ev := ""
+	ev, id := "", ""
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -186,8 +190,10 @@ func events(t *testing.T, u string) [][2]string {
 		switch {
 		case strings.HasPrefix(line, "event: "):
 			ev = line[len("event: "):]
+		case strings.HasPrefix(line, "id: "):
+			id = line[len("id: "):]
 		case strings.HasPrefix(line, "data: "):
-			out = append(out, [2]string{ev, line[len("data: "):]})
+			out = append(out, [3]string{ev, line[len("data: "):], id})
 		}
 	}
 }
@@ -218,16 +224,33 @@ func TestMeasureRelayAndSave(t *testing.T) {
 	evs := events(t, u+started.Events)
 	counts := map[string]int{}
 	tokens := 0
-	for _, e := range evs {
-		counts[e[0]]++
-		seen.WriteString(e[1])
+	tokensIn := func(e [3]string) int {
+		var batch []map[string]any
 		if e[0] == "tokens" {
-			var batch []map[string]any
 			if err := json.Unmarshal([]byte(e[1]), &batch); err != nil {
 				t.Fatal(err)
 			}
-			tokens += len(batch)
 		}
+		return len(batch)
+	}
+	for _, e := range evs {
+		counts[e[0]]++
+		seen.WriteString(e[1])
+		tokens += tokensIn(e)
+	}
+	// A reconnect with Last-Event-ID gets the rest, nothing twice.
+	cut := len(evs) / 2
+	before := 0
+	for _, e := range evs[:cut+1] {
+		before += tokensIn(e)
+	}
+	after := 0
+	rest := events(t, u+started.Events, evs[cut][2])
+	for _, e := range rest {
+		after += tokensIn(e)
+	}
+	if before+after != tokens || rest[len(rest)-1][0] != "end" {
+		t.Errorf("resumed after message %d (id %s): %d + %d tokens, want %d", cut, evs[cut][2], before, after, tokens)
 	}
 	if counts["summary"] != 1 || counts["end"] != 1 || counts["phase"] < 3 || tokens < 50 || counts["request"] < 3 {
 		t.Fatalf("events %v, %d tokens", counts, tokens)
