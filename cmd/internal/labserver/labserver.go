@@ -4,8 +4,10 @@
 //
 // One driver goroutine owns the engine. Each iteration it sleeps until the
 // iteration's end on the wall clock (simulated seconds times TimeScale),
-// hands every emitted token to its stream's handler, then submits the
-// requests that arrived meanwhile. So a long prompt arriving stalls every
+// writes the frame of every token the iteration emitted (itself for a small
+// batch; through one writer per CPU for a large one, each stream always in
+// the same place in the order), then submits the requests that arrived
+// meanwhile. So a long prompt arriving stalls every
 // other stream's next token for exactly as long as the simulator says, which
 // per-request fake servers cannot show. With Cadence set the engine is
 // replaced by a metronome (every stream gets a token every Cadence), a
