@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"servelab/cmd/internal/companion"
 	"servelab/cmd/internal/labserver"
 )
 
@@ -82,6 +83,13 @@ func (f *labServerFlags) describe(s *labserver.Server) string {
 }
 
 func runLabServer(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return labServerUntil(ctx, args, stdout, stderr)
+}
+
+// labServerUntil is labserver, running until ctx ends.
+func labServerUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("labserver", "[--port 8000] [--policy chunked --budget 2048] [--cadence 10ms] ...", stderr)
 	host := fs.String("host", "127.0.0.1", "address to listen on (the lab server has no TLS; keep it on loopback unless you mean it)")
 	port := fs.Int("port", 8000, "port to listen on (0: any free port)")
@@ -98,13 +106,17 @@ func runLabServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	h := srv.Handler()
+	if companion.IsLoopback(*host) {
+		// On loopback only local clients are meant: refuse other Host names
+		// (a DNS-rebinding page) and any browser page's Origin.
+		h = companion.Guard(h, companion.LoopbackHosts(ln.Addr().(*net.TCPAddr).Port), nil)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
 	fmt.Fprintf(stdout, "servelab labserver on http://%s (model %q)\n  %s\n", ln.Addr(), srv.Config().ModelName, lf.describe(srv))
 	if os.Getenv(apiKeyEnv) != "" {
 		fmt.Fprintf(stdout, "  API key required (from $%s)\n", apiKeyEnv)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

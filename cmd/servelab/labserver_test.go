@@ -348,3 +348,52 @@ func TestCompareReadsVLLMBenchResults(t *testing.T) {
 		t.Errorf("a vLLM file without itls: exit %d, %s", code, errs)
 	}
 }
+
+// servelab labserver on loopback: run.py's and measure's requests are
+// served; a foreign Host or a browser page's Origin is refused.
+func TestLabServerCommandGuardsLoopback(t *testing.T) {
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- labServerUntil(ctx, []string{"--port", "0", "--policy", "chunked", "--served-model-name", "m"}, &out, io.Discard)
+	}()
+	var base string
+	for i := 0; i < 200 && base == ""; i++ {
+		base = regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(out.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	if base == "" {
+		cancel()
+		t.Fatal("labserver did not start")
+	}
+	for _, c := range []struct {
+		host, origin string
+		status       int
+	}{
+		{"", "", 200},
+		{"localhost" + base[len("http://127.0.0.1"):], "", 200},
+		{"lab.attacker.example", "", 403},
+		{"", "https://attacker.example", 403},
+	} {
+		req, _ := http.NewRequest("GET", base+"/v1/models", nil)
+		if c.host != "" {
+			req.Host = c.host
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("Host %q Origin %q: %d, want %d", c.host, c.origin, resp.StatusCode, c.status)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}

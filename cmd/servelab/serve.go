@@ -163,7 +163,9 @@ func startEmbeddedLabs(lf *labServerFlags, contrast bool) ([]companion.Lab, func
 			stop()
 			return nil, nil, err
 		}
-		hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		// Only the companion talks to an embedded lab server: no other Host, no browser page.
+		h := companion.Guard(s.Handler(), companion.LoopbackHosts(ln.Addr().(*net.TCPAddr).Port), nil)
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(ln)
 		closers = append(closers, func() { s.Close(); hs.Close() })
 		c := s.Config()
