@@ -22,6 +22,8 @@ test-native:
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(PURE)
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./wasm/play/...
 
 # The site and the /api proxy as a Cloudflare Worker: build/worker/{script,assets,workerd.capnp}.
 # Prints the script's size (gzip) against the Workers limit. Deploy with cmd/worker/wrangler.jsonc.

@@ -9,6 +9,7 @@ import (
 	"html"
 	"math"
 	"runtime/metrics"
+	"servelab/wasm/play"
 	"strconv"
 	"strings"
 	"syscall/js"
@@ -54,13 +55,13 @@ func (a *App) bindControls() {
 	if el := a.el("preset"); !el.IsNull() {
 		var sb strings.Builder
 		sb.WriteString(`<option value="">(custom)</option>`)
-		for _, p := range presets {
+		for _, p := range play.Presets {
 			fmt.Fprintf(&sb, `<option value="%s">%s</option>`, p.Name, html.EscapeString(p.Title))
 		}
 		el.Set("innerHTML", sb.String())
 	}
-	for _, n := range nums {
-		key := n.key
+	for _, n := range play.Params {
+		key := n.Key
 		el := a.el(key)
 		if el.IsNull() {
 			continue
@@ -71,7 +72,7 @@ func (a *App) bindControls() {
 				if el.Get("checked").Bool() {
 					v = 1
 				}
-				a.post(func() { a.change(key, fmtNum(v)) })
+				a.post(func() { a.change(key, play.FormatNum(v)) })
 			})
 			continue
 		}
@@ -105,7 +106,7 @@ func (a *App) bindControls() {
 	click("export-png", func() { a.exportReq = true })
 	click("export-csv", func() { a.download("servelab-figures.csv", "text/csv", a.figuresCSV()) })
 	click("export-json", func() { a.download("servelab-figures.json", "application/json", a.figuresJSON()) })
-	click("clear-measured", func() { a.overlays = [2]*Overlay{}; a.showMeasured(); a.dirty = true; a.publish() })
+	click("clear-measured", func() { a.overlays = [2]*play.Overlay{}; a.showMeasured(); a.dirty = true; a.publish() })
 	click("projector", func() {
 		a.projector = !a.projector
 		a.doc.Get("body").Get("classList").Call("toggle", "projector", a.projector)
@@ -204,14 +205,14 @@ func (a *App) applyPreset(name string) {
 		a.urlDirty = true
 		return
 	}
-	p, ok := presetByName(name)
+	p, ok := play.PresetByName(name)
 	if !ok {
 		a.notes = []string{fmt.Sprintf("unknown preset %q", name)}
 		a.showNotes()
 		return
 	}
-	s := DefaultState()
-	p.apply(&s)
+	s := play.DefaultState()
+	p.Apply(&s)
 	a.state = s
 	a.notes = nil
 	a.playing = false
@@ -221,21 +222,21 @@ func (a *App) applyPreset(name string) {
 
 // syncControls writes the state back into every control (after a preset, a link or the API).
 func (a *App) syncControls() {
-	for _, n := range nums {
-		el := a.el(n.key)
+	for _, n := range play.Params {
+		el := a.el(n.Key)
 		if el.IsNull() {
 			continue
 		}
-		v := a.state.Num[n.key]
+		v := a.state.Num[n.Key]
 		if el.Get("type").String() == "checkbox" {
 			el.Set("checked", v != 0)
-		} else if el.Get("value").String() != fmtNum(v) {
-			el.Set("value", fmtNum(v))
+		} else if el.Get("value").String() != play.FormatNum(v) {
+			el.Set("value", play.FormatNum(v))
 		}
-		if out := a.el(n.key + "-out"); !out.IsNull() {
-			txt := fmtNum(v)
-			if n.unit != "" {
-				txt += " " + n.unit
+		if out := a.el(n.Key + "-out"); !out.IsNull() {
+			txt := play.FormatNum(v)
+			if n.Unit != "" {
+				txt += " " + n.Unit
 			}
 			out.Set("textContent", txt)
 		}
@@ -264,7 +265,7 @@ func (a *App) syncPlayback() {
 		if c < 0 {
 			c = a.run.End
 		}
-		el.Set("value", fmtNum(math.Round(c/a.run.End*1000)))
+		el.Set("value", play.FormatNum(math.Round(c/a.run.End*1000)))
 	}
 	if el := a.el("scrub-out"); !el.IsNull() {
 		txt := "end"
@@ -377,8 +378,8 @@ func (a *App) showRates() {
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%g req/s</text>`, W-70, H-4, maxRate)
 	for _, s := range []struct {
 		cls string
-		get func(ratePoint) float64
-	}{{"ttft", func(p ratePoint) float64 { return p.TTFTP90 }}, {"tpot", func(p ratePoint) float64 { return p.TPOTP90 }}} {
+		get func(play.RatePoint) float64
+	}{{"ttft", func(p play.RatePoint) float64 { return p.TTFTP90 }}, {"tpot", func(p play.RatePoint) float64 { return p.TPOTP90 }}} {
 		var pts []string
 		for _, p := range a.rates {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.Rate), y(s.get(p))))
@@ -495,9 +496,9 @@ func (a *App) installAPI() {
 		p := snap()
 		return map[string]any{"simMs": p.simMs, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen, "gcs": gcCycles()}
 	})
-	fn("presets", func([]js.Value) any {
-		out := make([]any, len(presets))
-		for i, p := range presets {
+	fn("play.Presets", func([]js.Value) any {
+		out := make([]any, len(play.Presets))
+		for i, p := range play.Presets {
 			out[i] = map[string]any{"name": p.Name, "title": p.Title, "about": p.About}
 		}
 		return out
@@ -533,7 +534,7 @@ func (a *App) installAPI() {
 	js.Global().Set("servelab", api)
 }
 
-func stateJS(s State) any {
+func stateJS(s play.State) any {
 	m := map[string]any{"preset": s.Preset, "workload": s.Workload, "policy": s.Policy, "model": s.Model, "gpu": s.GPU}
 	for k, v := range s.Num {
 		m[k] = v
@@ -692,7 +693,7 @@ func (a *App) bindUpload() {
 // loadMeasured parses an uploaded file, configures the simulation from it
 // and lays it over the timeline: the first as A, a later one as B.
 func (a *App) loadMeasured(name string, data []byte) {
-	o, err := parseMeasured(name, data)
+	o, err := play.ParseMeasured(name, data)
 	if err != nil {
 		a.message("could not use the file: "+err.Error(), true)
 		return
@@ -701,10 +702,10 @@ func (a *App) loadMeasured(name string, data []byte) {
 	if a.overlays[0] != nil && a.overlays[1] == nil {
 		slot = 1
 	} else if a.overlays[0] != nil {
-		a.overlays = [2]*Overlay{}
+		a.overlays = [2]*play.Overlay{}
 	}
 	if slot == 0 {
-		a.notes = o.applyConfig(&a.state)
+		a.notes = o.ApplyConfig(&a.state)
 		a.state.Preset = ""
 		a.needSim = true
 	}
@@ -738,7 +739,7 @@ func (a *App) showMeasured() {
 		fmt.Fprintf(&sb, `<th scope="col">%s</th>`, html.EscapeString(c))
 	}
 	sb.WriteString(`</tr>`)
-	row := func(label string, simv string, get func(*Overlay) string) {
+	row := func(label string, simv string, get func(*play.Overlay) string) {
 		fmt.Fprintf(&sb, `<tr><th scope="row">%s</th><td>%s</td>`, label, simv)
 		for _, o := range a.overlays {
 			if o != nil {
@@ -757,8 +758,8 @@ func (a *App) showMeasured() {
 		}
 		return f(lab)
 	}
-	of := func(f func(*sim.LabSummary) string, g func(*Overlay) string) func(*Overlay) string {
-		return func(o *Overlay) string {
+	of := func(f func(*sim.LabSummary) string, g func(*play.Overlay) string) func(*play.Overlay) string {
+		return func(o *play.Overlay) string {
 			if o.Lab != nil {
 				return f(o.Lab)
 			}
@@ -779,10 +780,10 @@ func (a *App) showMeasured() {
 	if a.run != nil {
 		simITL = ms(a.figs.ITL[2]) + " ms"
 	}
-	row("ITL P99", simITL, of(p99, func(o *Overlay) string { return ms(o.VLLMFig[2][2]) + " ms" }))
+	row("ITL P99", simITL, of(p99, func(o *play.Overlay) string { return ms(o.VLLMFig[2][2]) + " ms" }))
 	if a.overlays[0].Kind == "vllm" && a.run != nil {
-		row("TTFT P90", ms(a.figs.TTFT[1])+" ms", func(o *Overlay) string { return ms(o.VLLMFig[0][1]) + " ms" })
-		row("TPOT P90", ms(a.figs.TPOT[1])+" ms", func(o *Overlay) string { return ms(o.VLLMFig[1][1]) + " ms" })
+		row("TTFT P90", ms(a.figs.TTFT[1])+" ms", func(o *play.Overlay) string { return ms(o.VLLMFig[0][1]) + " ms" })
+		row("TPOT P90", ms(a.figs.TPOT[1])+" ms", func(o *play.Overlay) string { return ms(o.VLLMFig[1][1]) + " ms" })
 	}
 	sb.WriteString(`</table>`)
 	el.Set("innerHTML", sb.String())
@@ -794,7 +795,7 @@ var errCancelled = errors.New("cancelled")
 // startBackground computes the latency-vs-rate sweep and the goodput for
 // state s without holding up the page: each simulation yields to the
 // browser, and a newer change cancels the job.
-func (a *App) startBackground(s State, gen int) {
+func (a *App) startBackground(s play.State, gen int) {
 	if a.simErr != "" {
 		return
 	}
@@ -818,16 +819,16 @@ func (a *App) startBackground(s State, gen int) {
 			}
 			return nil
 		}
-		var pts []ratePoint
-		for _, rate := range ratesFor(s.F("rate")) {
+		var pts []play.RatePoint
+		for _, rate := range play.RatesFor(s.F("rate")) {
 			if stale() != nil {
 				return
 			}
-			sum, att, err := attainmentAt(s, rate)
+			sum, att, err := play.AttainmentAt(s, rate)
 			if err != nil {
 				break
 			}
-			pts = append(pts, ratePoint{Rate: rate, TTFTP90: sum.TTFTP90, TPOTP90: sum.TPOTP90, Attainment: att})
+			pts = append(pts, play.RatePoint{Rate: rate, TTFTP90: sum.TTFTP90, TPOTP90: sum.TPOTP90, Attainment: att})
 		}
 		ptsCopy := pts
 		a.post(func() {
@@ -842,7 +843,7 @@ func (a *App) startBackground(s State, gen int) {
 			if err := stale(); err != nil {
 				return 0, err
 			}
-			_, att, err := attainmentAt(s, rate)
+			_, att, err := play.AttainmentAt(s, rate)
 			return att, err
 		}, 0.9, hi)
 		if errors.Is(err, errCancelled) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"servelab/wasm/play"
 	"strings"
 	"syscall/js"
 
@@ -25,7 +26,7 @@ type liveState struct {
 	result    string // URL of the finished measured JSON
 	es        js.Value
 	inject    float64 // the measurement's injection time on its own clock
-	overlay   *Overlay
+	overlay   *play.Overlay
 	frames    int
 }
 
@@ -171,8 +172,8 @@ func (a *App) startLive(lab string) {
 			a.live.runID, a.live.result = r.ID, r.Result
 			a.live.inject = s.F("inject")
 			a.live.frames = 0
-			a.live.overlay = &Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.F("inject"))}
-			a.overlays = [2]*Overlay{a.live.overlay, nil}
+			a.live.overlay = &play.Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.F("inject"))}
+			a.overlays = [2]*play.Overlay{a.live.overlay, nil}
 			a.playing = false
 			a.view.Cursor = 0
 			a.view.T0 = 0
@@ -288,7 +289,7 @@ func (a *App) fetchResult(id, url string, tries int) {
 		case err != nil || status != 200:
 			a.liveStatus(fmt.Sprintf("run %s ended; its result is not available (status %d)", id, status))
 		default:
-			a.overlays = [2]*Overlay{}
+			a.overlays = [2]*play.Overlay{}
 			a.loadMeasured("live-"+id+".json", []byte(body))
 			a.liveStatus("run " + id + " done: its measured JSON is overlaid as run A")
 		}

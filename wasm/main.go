@@ -11,6 +11,7 @@ import (
 	"image"
 	"math"
 	"runtime/debug"
+	"servelab/wasm/play"
 	"sync"
 	"syscall/js"
 	"time"
@@ -32,16 +33,16 @@ type App struct {
 	own      js.Value // the iframe's own document
 	pdoc     dom.Document
 
-	state     State
-	run       *SimRun
+	state     play.State
+	run       *play.SimRun
 	simErr    string
 	notes     []string
 	gen       int // bumps on every re-simulation
 	needSim   bool
 	dirty     bool // the canvas must be repainted
 	drawnGen  int
-	figs      Figures
-	rates     []ratePoint
+	figs      play.Figures
+	rates     []play.RatePoint
 	bgDone    bool
 	bgPending bool
 	bgAt      time.Time
@@ -53,7 +54,7 @@ type App struct {
 	reduced   bool
 	projector bool
 
-	overlays [2]*Overlay // A and B
+	overlays [2]*play.Overlay // A and B
 
 	dpr       float64
 	w, h      int
@@ -74,9 +75,9 @@ type App struct {
 
 // published is the snapshot the JS API reads without touching the Update goroutine.
 type published struct {
-	state    State
-	figs     Figures
-	rates    []ratePoint
+	state    play.State
+	figs     play.Figures
+	rates    []play.RatePoint
 	simMs    float64
 	drawMs   float64
 	gen      int
@@ -164,7 +165,7 @@ func main() {
 	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
 	q := a.win.Get("location").Get("search").String()
-	st, notes := ParseQuery(q)
+	st, notes := play.ParseQuery(q)
 	a.state = st
 	a.notes = notes
 	a.needSim = true
@@ -293,7 +294,7 @@ func (a *App) resimulate() {
 	a.gen++
 	a.run.Recycle() // its arrays are refilled by the new run
 	a.run = nil
-	r, err := Simulate(a.state)
+	r, err := play.Simulate(a.state)
 	if err != nil {
 		a.simErr = err.Error()
 		a.run = nil
@@ -304,7 +305,7 @@ func (a *App) resimulate() {
 		a.run = r
 		a.simMs = r.SimMs
 		if r.Truncated {
-			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", maxIterations, fmtDur(r.End)), true)
+			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", play.MaxIterations, fmtDur(r.End)), true)
 		} else {
 			a.message("", false)
 		}
@@ -320,9 +321,9 @@ func (a *App) resimulate() {
 		a.view.Cursor = -1
 	}
 	a.dirty = true
-	a.figs = Figures{Goodput: -1}
+	a.figs = play.Figures{Goodput: -1}
 	if a.run != nil {
-		a.figs = a.run.figures()
+		a.figs = a.run.Figures()
 	}
 	a.rates = nil
 	a.bgDone = false
@@ -364,7 +365,7 @@ func (a *App) globalStep(row, k int) int {
 func (a *App) publish() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]ratePoint(nil), a.rates...),
+	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]play.RatePoint(nil), a.rates...),
 		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, drawnGen: a.drawnGen, err: a.simErr,
 		notes: append([]string(nil), a.notes...)}
 	for _, o := range a.overlays {

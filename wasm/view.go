@@ -7,6 +7,7 @@ import (
 	"html"
 	"image/color"
 	"math"
+	"servelab/wasm/play"
 	"sort"
 	"strings"
 
@@ -40,7 +41,7 @@ var (
 	colMeasB    = color.RGBA{0x9b, 0xff, 0x5c, 0xff}
 )
 
-func reqColor(r *SimRun, id int) color.RGBA {
+func reqColor(r *play.SimRun, id int) color.RGBA {
 	if r.LongIDs[id] {
 		return colLong
 	}
@@ -153,7 +154,7 @@ func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
 
 // paint draws the run into dst and returns the labels to lay over it.
 // It only reads the run: every width, colour and height comes from the sim's trace and results.
-func paint(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, meas []*Overlay) []label {
+func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay) []label {
 	var labels []label
 	dst.Fill(colBG)
 	pw := g.plotW()
@@ -271,7 +272,7 @@ func paint(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, meas []*Over
 
 // paintLanes draws one lane per request active in the view: waiting (thin
 // line), prefilling (solid), decoding (tinted) with a tick per token.
-func paintLanes(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor float64) []label {
+func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64) []label {
 	t1 := v.T0 + v.Span
 	var active []int
 	for i := range r.Results {
@@ -303,7 +304,7 @@ func paintLanes(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor 
 		res := &r.Results[i]
 		y := g.lanesY + float64(n)*laneH
 		c := reqColor(r, res.ID)
-		fp := r.firstPrefill[i]
+		fp := r.FirstPrefill[i]
 		first := res.FirstToken
 		if res.Generated == 0 {
 			first = math.Inf(1)
@@ -371,18 +372,18 @@ func paintLanes(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor 
 
 // paintITL draws the inter-token gaps over time: the largest gap per pixel
 // column, so a stall is a spike; measured gaps are laid over it.
-func paintITL(dst *ebiten.Image, b *batch, r *SimRun, v *View, g geom, cursor float64, meas []*Overlay) []label {
+func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64, meas []*play.Overlay) []label {
 	t1 := math.Min(v.T0+v.Span, cursor)
 	pw := g.plotW()
 	b.rect(g.left, g.itlY, pw, g.itlH, colPanel)
 	cols := int(pw) + 1
 	sims := make([]float64, cols)
-	a := sort.Search(len(r.itl), func(i int) bool { return r.itl[i].t >= v.T0 })
+	a := sort.Search(len(r.ITL), func(i int) bool { return r.ITL[i].T >= v.T0 })
 	top := 0.0
-	for i := a; i < len(r.itl) && r.itl[i].t <= t1; i++ {
-		c := int(v.x(g, r.itl[i].t) - g.left)
-		if c >= 0 && c < cols && r.itl[i].gap > sims[c] {
-			sims[c] = r.itl[i].gap
+	for i := a; i < len(r.ITL) && r.ITL[i].T <= t1; i++ {
+		c := int(v.x(g, r.ITL[i].T) - g.left)
+		if c >= 0 && c < cols && r.ITL[i].Gap > sims[c] {
+			sims[c] = r.ITL[i].Gap
 			top = math.Max(top, sims[c])
 		}
 	}
@@ -495,7 +496,7 @@ func labelsHTML(ls []label, dpr float64) string {
 }
 
 // hit finds the step under a device-pixel point: its row and index, or -1.
-func hit(r *SimRun, v *View, g geom, x, y float64) (row, k int) {
+func hit(r *play.SimRun, v *View, g geom, x, y float64) (row, k int) {
 	if r == nil || x < g.left || x > g.left+g.plotW() {
 		return -1, -1
 	}

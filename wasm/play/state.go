@@ -1,6 +1,10 @@
 //go:build js && wasm
 
-package main
+// Package play is the playground's model, apart from the page: the settings
+// (State, the URL and presets), the simulation the view draws (Simulate) and
+// the measured runs laid over it. It has no DOM and no canvas, so its tests
+// run under node, the same wasm runtime as the browser.
+package play
 
 import (
 	"fmt"
@@ -27,18 +31,18 @@ type State struct {
 	Num map[string]float64
 }
 
-// num is one numeric setting: its URL key (also the control's id), label,
+// Param is one numeric setting: its URL key (also the control's id), label,
 // range, step and default. Values outside the range are clamped with a note.
-type num struct {
-	key, label string
-	min, max   float64
-	step       float64
-	def        float64
-	unit       string
+type Param struct {
+	Key, Label string
+	Min, Max   float64
+	Step       float64
+	Def        float64
+	Unit       string
 }
 
-// nums is every numeric setting. Keep keys short: they are the URL.
-var nums = []num{
+// Params is every numeric setting. Keep keys short: they are the URL.
+var Params = []Param{
 	{"prompt", "Prompt length", 1, 32768, 1, 512, "tokens"},
 	{"output", "Output length", 1, 4096, 1, 64, "tokens"},
 	{"rate", "Arrival rate", 0.1, 200, 0.1, 20, "req/s"},
@@ -65,10 +69,10 @@ var nums = []num{
 	{"sel", "Selected step", -1, 1e8, 1, -1, ""},
 }
 
-var numIndex = func() map[string]*num {
-	m := map[string]*num{}
-	for i := range nums {
-		m[nums[i].key] = &nums[i]
+var numIndex = func() map[string]*Param {
+	m := map[string]*Param{}
+	for i := range Params {
+		m[Params[i].Key] = &Params[i]
 	}
 	return m
 }()
@@ -81,8 +85,8 @@ var (
 // DefaultState is the page with no URL: the lecture's colocated setup.
 func DefaultState() State {
 	s := State{Workload: "poisson", Policy: "prefill-first", Model: modelspecs.Default, GPU: hwspecs.Default, Num: map[string]float64{}}
-	for _, n := range nums {
-		s.Num[n.key] = n.def
+	for _, n := range Params {
+		s.Num[n.Key] = n.Def
 	}
 	return s
 }
@@ -112,16 +116,17 @@ func (s *State) set(key string, v float64) string {
 	}
 	orig := v
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		s.Num[key] = n.def
-		return fmt.Sprintf("%s: %v is not a number; using %s", n.label, orig, fmtNum(n.def))
+		s.Num[key] = n.Def
+		return fmt.Sprintf("%s: %v is not a number; using %s", n.Label, orig, FormatNum(n.Def))
 	}
-	if n.step >= 1 {
-		v = math.Round(v)
+	if n.Step >= 1 {
+		v = math.Round(v) // whole-number settings round silently
 	}
-	v = math.Max(n.min, math.Min(n.max, v))
-	s.Num[key] = v
-	if v != orig && math.Abs(v-orig) > 1e-9*math.Max(1, math.Abs(orig)) {
-		return fmt.Sprintf("%s: %s is out of range [%s, %s]; clamped to %s", n.label, fmtNum(orig), fmtNum(n.min), fmtNum(n.max), fmtNum(v))
+	clamped := math.Max(n.Min, math.Min(n.Max, v))
+	s.Num[key] = clamped
+	if clamped != v {
+		v = clamped
+		return fmt.Sprintf("%s: %s is out of range [%s, %s]; clamped to %s", n.Label, FormatNum(orig), FormatNum(n.Min), FormatNum(n.Max), FormatNum(v))
 	}
 	return ""
 }
@@ -140,7 +145,7 @@ func (s *State) setChoice(key, v string) string {
 	case "gpu":
 		valid, dst = hwspecs.Names(), &s.GPU
 	case "preset":
-		if _, ok := presetByName(v); ok || v == "" {
+		if _, ok := PresetByName(v); ok || v == "" {
 			s.Preset = v
 			return ""
 		}
@@ -166,7 +171,7 @@ func (s *State) Set(key, value string) string {
 	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 	if err != nil {
 		if n, ok := numIndex[key]; ok {
-			return fmt.Sprintf("%s: %q is not a number; kept %s", n.label, value, fmtNum(s.Num[key]))
+			return fmt.Sprintf("%s: %q is not a number; kept %s", n.Label, value, FormatNum(s.Num[key]))
 		}
 	}
 	return s.set(key, v)
@@ -184,8 +189,8 @@ func ParseQuery(q string) (State, []string) {
 		return s, notes
 	}
 	if p := vals.Get("preset"); p != "" {
-		if pr, ok := presetByName(p); ok {
-			pr.apply(&s)
+		if pr, ok := PresetByName(p); ok {
+			pr.Apply(&s)
 		} else {
 			notes = append(notes, fmt.Sprintf("unknown preset %q; showing defaults", p))
 		}
@@ -223,14 +228,14 @@ func (s State) Query() string {
 	add("policy", s.Policy)
 	add("model", s.Model)
 	add("gpu", s.GPU)
-	for _, n := range nums {
-		add(n.key, fmtNum(s.Num[n.key]))
+	for _, n := range Params {
+		add(n.Key, FormatNum(s.Num[n.Key]))
 	}
 	return b.String()
 }
 
-// fmtNum writes a number the shortest way that reads back the same.
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// FormatNum writes a number the shortest way that reads back the same.
+func FormatNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Preset is a named set of settings a lecture can open by link (?preset=NAME).
 type Preset struct {
@@ -239,7 +244,8 @@ type Preset struct {
 	Num                map[string]float64
 }
 
-func (p Preset) apply(s *State) {
+// Apply sets the preset's settings on s (the others keep their values).
+func (p Preset) Apply(s *State) {
 	s.Preset = p.Name
 	if p.Workload != "" {
 		s.Workload = p.Workload
@@ -252,8 +258,8 @@ func (p Preset) apply(s *State) {
 	}
 }
 
-// presets are the lecture's four demos, the lab's pair and DistServe's pair.
-var presets = []Preset{
+// Presets are the lecture's four demos, the lab's pair and DistServe's pair.
+var Presets = []Preset{
 	{"demo1", "Lecture demo 1: one prefill inside a decode batch", "A 2048-token prompt lands in a step with running decodes: that step takes several times longer and every decoding user waits.",
 		"poisson", "chunked", map[string]float64{"prompt": 2048, "output": 64, "rate": 4, "n": 300, "budget": 8192, "bdec": 1, "t0": 0, "span": 3}},
 	{"demo2", "Lecture demo 2: P90 TTFT and TPOT vs rate (colocated)", "Prefill-first on one H100, 512/64 tokens: raise the rate and P90 TPOT climbs from ~7.7 ms to tens of ms.",
@@ -272,8 +278,9 @@ var presets = []Preset{
 		"poisson", "disagg", map[string]float64{"prompt": 512, "output": 64, "rate": 30, "n": 1500, "xp": 2, "yd": 1, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
 }
 
-func presetByName(name string) (Preset, bool) {
-	for _, p := range presets {
+// PresetByName finds a preset by its link name.
+func PresetByName(name string) (Preset, bool) {
+	for _, p := range Presets {
 		if p.Name == name {
 			return p, true
 		}

@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package play
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ type Overlay struct {
 	VLLMFig [3][3]float64 // TTFT, TPOT, ITL x P50, P90, P99
 }
 
-// parseMeasured reads an uploaded file: a lab JSON (run.py or servelab
+// ParseMeasured reads an uploaded file: a lab JSON (run.py or servelab
 // measure) or a vLLM bench result. Errors say what is wrong with it.
-func parseMeasured(name string, data []byte) (*Overlay, error) {
+func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("%s is not JSON: %v", name, err)
@@ -80,9 +80,9 @@ func parseMeasured(name string, data []byte) (*Overlay, error) {
 	return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a vLLM bench result (needs \"itls\"); it has keys: %s", name, strings.Join(keys, ", "))
 }
 
-// applyConfig sets the simulation up as the measured run was: the lab's
+// ApplyConfig sets the simulation up as the measured run was: the lab's
 // closed loop with its knobs, or a Poisson run of the bench's mean lengths.
-func (o *Overlay) applyConfig(s *State) []string {
+func (o *Overlay) ApplyConfig(s *State) []string {
 	var notes []string
 	set := func(k string, v float64) {
 		if n := s.set(k, v); n != "" {

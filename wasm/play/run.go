@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package play
 
 import (
 	"cmp"
@@ -14,9 +14,9 @@ import (
 	"servelab/sim"
 )
 
-// maxIterations cuts any one simulation short so the tab never freezes; a
+// MaxIterations cuts any one simulation short so the tab never freezes; a
 // cut run says so on the page.
-const maxIterations = 150_000
+const MaxIterations = 150_000
 
 // Row is one GPU (or instance) lane of the timeline: its iterations in time order.
 type Row struct {
@@ -43,19 +43,20 @@ type SimRun struct {
 	byID idIndex
 	// recycle gives the trace's arrays back for reuse.
 	recycle func()
-	// firstPrefill is, per result index, the start of its first prefill step (-1: none).
-	firstPrefill []float64
+	// FirstPrefill is, per result index, the start of its first prefill step (-1: none).
+	FirstPrefill []float64
 	// itl is every inter-token gap keyed by the time the later token arrived, sorted by time.
-	itl []gapAt
+	ITL []GapAt
 	// gaps is every inter-token gap, in no order (nil: collect from the results).
 	gaps []float64
 	// indexed is set when the trace driver already derived the above.
 	indexed bool
-	// itlMax is the largest gap of all.
-	itlMax float64
+	// ITLMax is the largest gap of all.
+	ITLMax float64
 }
 
-type gapAt struct{ t, gap float64 }
+// GapAt is an inter-token gap and when its later token arrived.
+type GapAt struct{ T, Gap float64 }
 
 // stepModel builds the step model the state names, with its assumptions.
 func stepModel(s State) (sim.StepModel, error) {
@@ -102,7 +103,7 @@ func Simulate(s State) (*SimRun, error) {
 		return nil, err
 	}
 	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true,
-		Limits: sim.Limits{MaxIterations: maxIterations}}
+		Limits: sim.Limits{MaxIterations: MaxIterations}}
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1}
 	switch {
 	case s.Workload == "lab":
@@ -135,7 +136,7 @@ func Simulate(s State) (*SimRun, error) {
 		}
 		if s.Policy == "disagg" {
 			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true,
-				Limits: sim.Limits{MaxIterations: maxIterations}}
+				Limits: sim.Limits{MaxIterations: MaxIterations}}
 			co, err := sim.RunDisaggregated(c, reqs)
 			if err != nil {
 				return nil, err
@@ -183,13 +184,13 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	for i, q := range reqs {
 		identity = identity && q.ID == i
 	}
-	r.firstPrefill = make([]float64, len(reqs))
+	r.FirstPrefill = make([]float64, len(reqs))
 	last := make([]float64, len(reqs))
 	for i := range reqs {
-		r.firstPrefill[i], last[i] = -1, -1
+		r.FirstPrefill[i], last[i] = -1, -1
 	}
-	r.itlMax = 0
-	fp := r.firstPrefill
+	r.ITLMax = 0
+	fp := r.FirstPrefill
 	for {
 		it, ok := e.Step()
 		if !ok {
@@ -228,13 +229,13 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 			}
 		}
 		if mg > 0 {
-			itl = append(itl, gapAt{end, mg})
-			if mg > r.itlMax {
-				r.itlMax = mg
+			itl = append(itl, GapAt{end, mg})
+			if mg > r.ITLMax {
+				r.ITLMax = mg
 			}
 		}
 	}
-	r.gaps, r.itl, r.indexed = gaps, itl, true
+	r.gaps, r.ITL, r.indexed = gaps, itl, true
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -255,7 +256,7 @@ var reuse struct {
 	items []sim.Item
 	offs  []int
 	gaps  []float64
-	itl   []gapAt
+	itl   []GapAt
 }
 
 // Recycle hands the run's arrays to the next simulation; call it when the
@@ -273,9 +274,9 @@ func (r *SimRun) index() {
 		return // runTraced did it as it went
 	}
 	r.byID = newIDIndex(r.Results)
-	r.firstPrefill = make([]float64, len(r.Results))
-	for i := range r.firstPrefill {
-		r.firstPrefill[i] = -1
+	r.FirstPrefill = make([]float64, len(r.Results))
+	for i := range r.FirstPrefill {
+		r.FirstPrefill[i] = -1
 	}
 	for _, row := range r.Rows {
 		for k := range row.Iters {
@@ -287,19 +288,19 @@ func (r *SimRun) index() {
 				if !item.Prefill {
 					continue
 				}
-				if i, ok := r.byID.get(item.ID); ok && (r.firstPrefill[i] < 0 || it.Start < r.firstPrefill[i]) {
-					r.firstPrefill[i] = it.Start
+				if i, ok := r.byID.get(item.ID); ok && (r.FirstPrefill[i] < 0 || it.Start < r.FirstPrefill[i]) {
+					r.FirstPrefill[i] = it.Start
 				}
 			}
 		}
 	}
-	r.itl = r.itl[:0]
-	r.itlMax = 0
+	r.ITL = r.ITL[:0]
+	r.ITLMax = 0
 	if len(r.Rows) == 1 {
 		// One GPU: every token lands at the end of a step, so the largest gap
 		// per step, in step order, is already sorted by time.
 		its := r.Rows[0].Iters
-		r.itl = slices.Grow(r.itl[:0], len(its))
+		r.ITL = slices.Grow(r.ITL[:0], len(its))
 		// Steps come in time order, so a request's n-th emit is its n-th token.
 		emitted := make([]int32, len(r.Results))
 		var gaps []float64
@@ -323,8 +324,8 @@ func (r *SimRun) index() {
 			}
 			if mg > 0 {
 				end := its[k].End()
-				r.itl = append(r.itl, gapAt{end, mg})
-				r.itlMax = math.Max(r.itlMax, mg)
+				r.ITL = append(r.ITL, GapAt{end, mg})
+				r.ITLMax = math.Max(r.ITLMax, mg)
 			}
 		}
 		r.gaps = gaps
@@ -334,11 +335,11 @@ func (r *SimRun) index() {
 		ts := res.TokenTimes
 		for j := 1; j < len(ts); j++ {
 			g := ts[j] - ts[j-1]
-			r.itl = append(r.itl, gapAt{ts[j], g})
-			r.itlMax = math.Max(r.itlMax, g)
+			r.ITL = append(r.ITL, GapAt{ts[j], g})
+			r.ITLMax = math.Max(r.ITLMax, g)
 		}
 	}
-	slices.SortFunc(r.itl, func(a, b gapAt) int { return cmp.Compare(a.t, b.t) })
+	slices.SortFunc(r.ITL, func(a, b GapAt) int { return cmp.Compare(a.T, b.T) })
 }
 
 // summarize fills Summary. sim.Summarize would sort every inter-token gap;
@@ -434,8 +435,8 @@ type Figures struct {
 	Truncated       bool
 }
 
-// figures reads the run's figures; goodput comes later from the background job.
-func (r *SimRun) figures() Figures {
+// Figures reads the run's figures; goodput comes later from the background job.
+func (r *SimRun) Figures() Figures {
 	s := r.Summary
 	f := Figures{TTFT: [3]float64{s.TTFTP50, s.TTFTP90, s.TTFTP99}, TPOT: [3]float64{s.TPOTP50, s.TPOTP90, s.TPOTP99},
 		ITL: [3]float64{s.ITLP50, s.ITLP90, s.ITLP99}, ITLMax: s.ITLMax, Completed: s.Completed, Submitted: s.Submitted,
@@ -452,9 +453,9 @@ func (r *SimRun) figures() Figures {
 
 func slo(s State) sim.SLO { return sim.SLO{TTFT: s.F("slottft") / 1e3, TPOT: s.F("slotpot") / 1e3} }
 
-// attainmentAt runs the state's Poisson experiment at another rate, without
+// AttainmentAt runs the state's Poisson experiment at another rate, without
 // trace, for the goodput search and the latency-vs-rate view.
-func attainmentAt(s State, rate float64) (sim.Summary, float64, error) {
+func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	step, err := stepModel(s)
 	if err != nil {
 		return sim.Summary{}, 0, err
@@ -467,7 +468,7 @@ func attainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	var rs []sim.Result
 	if s.Policy == "disagg" {
 		co, err := sim.RunDisaggregated(sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"),
-			Limits: sim.Limits{MaxIterations: maxIterations}}, reqs)
+			Limits: sim.Limits{MaxIterations: MaxIterations}}, reqs)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -477,7 +478,7 @@ func attainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
-		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: sim.Limits{MaxIterations: maxIterations}}, reqs)
+		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: sim.Limits{MaxIterations: MaxIterations}}, reqs)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -486,16 +487,16 @@ func attainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	return sim.Summarize(rs), sim.Attainment(rs, slo(s)), nil
 }
 
-// ratePoint is one point of the latency-vs-rate view.
-type ratePoint struct {
+// RatePoint is one point of the latency-vs-rate view.
+type RatePoint struct {
 	Rate       float64 `json:"rate"`
 	TTFTP90    float64 `json:"ttft_p90"`
 	TPOTP90    float64 `json:"tpot_p90"`
 	Attainment float64 `json:"attainment"`
 }
 
-// ratesFor is the latency-vs-rate sweep around the current rate.
-func ratesFor(rate float64) []float64 {
+// RatesFor is the latency-vs-rate sweep around the current rate.
+func RatesFor(rate float64) []float64 {
 	fs := []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2}
 	out := make([]float64, len(fs))
 	for i, f := range fs {
