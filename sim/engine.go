@@ -17,6 +17,7 @@ type Seq struct {
 	generated int
 	admitted  bool // holds a running slot (counted against MaxSeqs)
 	done      bool // finished its work on this instance
+	cancelled bool // withdrawn by its client
 	first     float64
 	last      float64
 	finish    float64
@@ -146,6 +147,9 @@ func (e *Engine) AdvanceTo(t float64) {
 	}
 }
 
+// Queued is how many arrived requests wait for (more) prefill and how many are decoding.
+func (e *Engine) Queued() (waiting, running int) { return len(e.waiting), len(e.running) }
+
 // Busy reports whether any submitted request is unfinished.
 func (e *Engine) Busy() bool { return len(e.pending)+len(e.waiting)+len(e.running) > 0 }
 
@@ -228,6 +232,32 @@ func (e *Engine) release(s *Seq) {
 		s.admitted = false
 		e.active--
 	}
+}
+
+// Cancel withdraws the request with this ID, as a server aborts a request
+// whose client went away: it leaves the queue or the batch and frees its KV
+// cache. It reports false when no unfinished request has that ID. Call it
+// between Steps.
+func (e *Engine) Cancel(id int) bool {
+	remove := func(list []*Seq) ([]*Seq, *Seq) {
+		for i, s := range list {
+			if s.Req.ID == id {
+				return append(list[:i], list[i+1:]...), s
+			}
+		}
+		return list, nil
+	}
+	var s *Seq
+	if e.running, s = remove(e.running); s != nil {
+		e.runKV -= s.kv
+	} else if e.waiting, s = remove(e.waiting); s == nil {
+		if e.pending, s = remove(e.pending); s == nil {
+			return false
+		}
+	}
+	e.release(s)
+	s.cancelled, s.finish = true, e.now
+	return true
 }
 
 // arrive moves requests whose arrival time has come into the queue.

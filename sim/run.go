@@ -15,12 +15,13 @@ type Result struct {
 	MaxITL      float64   `json:"max_itl"`
 	Preemptions int       `json:"preemptions"`
 	Rejected    string    `json:"rejected,omitempty"`
+	Cancelled   bool      `json:"cancelled,omitempty"` // withdrawn by its client (Engine.Cancel)
 	TokenTimes  []float64 `json:"token_times,omitempty"` // with Config.RecordTokens
 }
 
 // Completed reports whether the request finished its work (every requested
 // token, or on a prefill instance its first token).
-func (r *Result) Completed() bool { return r.Rejected == "" && r.Done }
+func (r *Result) Completed() bool { return r.Rejected == "" && !r.Cancelled && r.Done }
 
 // TTFT is the time from arrival to the first token.
 func (r *Result) TTFT() float64 { return r.FirstToken - r.Arrival }
@@ -42,7 +43,7 @@ func (e *Engine) Results() []Result {
 	for i, s := range e.all {
 		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
 			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
-			Preemptions: s.preempted, Rejected: s.rejected, TokenTimes: s.times}
+			Preemptions: s.preempted, Rejected: s.rejected, Cancelled: s.cancelled, TokenTimes: s.times}
 	}
 	return out
 }
@@ -116,11 +117,12 @@ type Counts struct {
 	Submitted   int `json:"submitted"`
 	Completed   int `json:"completed"`
 	Rejected    int `json:"rejected"`
+	Cancelled   int `json:"cancelled"`
 	Unfinished  int `json:"unfinished"` // still in flight when the run was cut short
 	Preemptions int `json:"preemptions"`
 }
 
-// Count tallies results; Completed+Rejected+Unfinished always equals Submitted.
+// Count tallies results; Completed+Rejected+Cancelled+Unfinished always equals Submitted.
 func Count(rs []Result) Counts {
 	c := Counts{Submitted: len(rs)}
 	for i := range rs {
@@ -129,6 +131,8 @@ func Count(rs []Result) Counts {
 		switch {
 		case r.Rejected != "":
 			c.Rejected++
+		case r.Cancelled:
+			c.Cancelled++
 		case r.Completed():
 			c.Completed++
 		default:
@@ -140,6 +144,9 @@ func Count(rs []Result) Counts {
 
 // String reads like a ledger line.
 func (c Counts) String() string {
-	return fmt.Sprintf("%d submitted: %d completed, %d rejected, %d unfinished; %d preemptions",
-		c.Submitted, c.Completed, c.Rejected, c.Unfinished, c.Preemptions)
+	s := fmt.Sprintf("%d submitted: %d completed, %d rejected, ", c.Submitted, c.Completed, c.Rejected)
+	if c.Cancelled > 0 {
+		s += fmt.Sprintf("%d cancelled, ", c.Cancelled)
+	}
+	return s + fmt.Sprintf("%d unfinished; %d preemptions", c.Unfinished, c.Preemptions)
 }

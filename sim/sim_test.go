@@ -357,3 +357,33 @@ func TestRunningKVSumStaysExact(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelFreesTheBatch(t *testing.T) {
+	e, _ := NewEngine(Config{Step: lectureStep(t), Policy: Chunked{Budget: 2048}, Limits: Limits{KVBlocks: 1000, Preempt: true}})
+	for i := range 4 {
+		e.Submit(Request{ID: i, Prompt: 100, Output: 50})
+	}
+	e.Submit(Request{ID: 9, Arrival: 5, Prompt: 100, Output: 50}) // still pending
+	for range 3 {
+		e.Step()
+	}
+	if !e.Cancel(2) || !e.Cancel(9) || e.Cancel(2) || e.Cancel(77) {
+		t.Fatal("Cancel should succeed once for a live request and fail otherwise")
+	}
+	it, _ := e.Step()
+	for _, x := range it.Items {
+		if x.ID == 2 {
+			t.Fatal("a cancelled request is still in the batch")
+		}
+	}
+	if it.Decodes != 3 {
+		t.Fatalf("want 3 decodes after the cancel, got %d", it.Decodes)
+	}
+	for e.Busy() {
+		e.Step()
+	}
+	c := Count(e.Results())
+	if c.Completed != 3 || c.Cancelled != 2 || e.freeKV != 1000 || e.active != 0 {
+		t.Fatalf("%s; free blocks %d, active %d", c, e.freeKV, e.active)
+	}
+}

@@ -19,9 +19,8 @@
 // TokensPerWord; the lab's prompts are lists of integers, one "token" each
 // in the lab script's own accounting.
 //
-// A client that goes away stops receiving frames at once; its request keeps
-// its place in the simulated batch until it finishes (sim.Engine has no
-// cancellation), as a real server keeps computing until it notices.
+// A client that goes away stops receiving frames at once; its request is
+// aborted (Engine.Cancel) at its next token, when a real server notices too.
 package labserver
 
 import (
@@ -69,6 +68,7 @@ type Server struct {
 	wake    lateness // driver woke up minus the iteration's end
 	iters   atomic.Int64
 	reqs    atomic.Int64
+	running atomic.Int64 // sequences decoding in the engine after the last iteration
 }
 
 // stream is one request in flight. Its handler writes the headers, then
@@ -421,10 +421,15 @@ func (s *Server) drive() {
 			if item.Done || st.left.Load() {
 				delete(streams, item.ID)
 			}
+			if !item.Done && st.left.Load() {
+				eng.Cancel(item.ID) // the client went away: abort, as vLLM does when it notices
+			}
 			if !st.left.Load() {
 				batch = append(batch, emission{st: st, at: deadline, tokens: 1, done: item.Done})
 			}
 		}
+		_, running := eng.Queued()
+		s.running.Store(int64(running))
 		s.dispatch(slices.Clone(batch))
 	}
 }
@@ -503,6 +508,7 @@ type Stats struct {
 	Iterations   int64   `json:"iterations"`     // engine iterations (or metronome ticks)
 	Requests     int64   `json:"requests"`       // requests accepted
 	Active       int64   `json:"active_streams"` // streams being written now
+	Running      int64   `json:"engine_running"` // sequences decoding in the engine (a vanished client's is aborted at its next token)
 	UptimeS      float64 `json:"uptime_s"`
 	Mode         string  `json:"mode"` // "engine" or "cadence"
 	Policy       string  `json:"policy,omitempty"`
@@ -513,7 +519,7 @@ type Stats struct {
 
 // Stats reports timing so far; with reset the counters start again.
 func (s *Server) Stats(reset bool) Stats {
-	st := Stats{Iterations: s.iters.Load(), Requests: s.reqs.Load(), Active: s.active.Load(),
+	st := Stats{Iterations: s.iters.Load(), Requests: s.reqs.Load(), Active: s.active.Load(), Running: s.running.Load(),
 		UptimeS: time.Since(s.started).Seconds(), TimeScale: s.cfg.TimeScale, StreamTokens: s.cfg.StreamInterval}
 	n, p50, p99, mx := s.lat.snapshot(reset)
 	st.Frames, st.LateP50ms, st.LateP99ms, st.LateMaxms = n, p50, p99, mx

@@ -376,7 +376,7 @@ func TestCadenceSelfTest(t *testing.T) {
 // Clients that vanish mid-stream cost the server nothing lasting: their
 // handlers end, and the next client is served on time.
 func TestSurvivesClientsVanishing(t *testing.T) {
-	_, url := start(t, nil)
+	srv, url := start(t, nil)
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -393,6 +393,10 @@ func TestSurvivesClientsVanishing(t *testing.T) {
 	_, fs, err := openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"a b c","max_tokens":5,"stream":true}`)
 	if err != nil || len(fs) != 6 {
 		t.Fatalf("after the vanishing clients: %v %d frames", err, len(fs))
+	}
+	// Their requests were aborted in the engine, not left decoding for nobody.
+	if st := srv.Stats(false); st.Running > 1 {
+		t.Errorf("%d sequences still decoding after their clients left", st.Running)
 	}
 	http.DefaultClient.CloseIdleConnections()
 	deadline := time.Now().Add(3 * time.Second)
