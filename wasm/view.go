@@ -196,18 +196,13 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 				bc = colCompute
 			}
 			if w < 2 {
-				// Too narrow for detail: one column per pixel, prefill wins.
+				// Narrower than two pixels: one step per pixel column (a
+				// prefill wins the column), drawn one pixel wide.
 				if math.Floor(x0) == lastX && it.Prefill == 0 {
 					continue
 				}
 				lastX = math.Floor(x0)
-				c := color.RGBA{0x88, 0x88, 0x88, 0xff}
-				if it.Prefill > 0 {
-					c = colText
-				}
-				b.rect(x0, y+bandH, math.Max(1, w), g.rowH-bandH, c)
-				b.rect(x0, y, math.Max(1, w), bandH, bc)
-				continue
+				w = math.Max(1, w)
 			}
 			// Bound band on top: compute a full bar, memory a half-height bar.
 			if it.Cost.Bound == sim.Compute {

@@ -411,3 +411,22 @@ func TestKeyboardPlayback(t *testing.T) {
 	chromedp.Do(ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("play").getAttribute("aria-pressed") === "true"`, "Space to start playback")
 }
+
+func TestClickExplainsStep(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo1")
+	box := eval[[]float64](t, ctx, `(() => { const b = document.getElementById("view").getBoundingClientRect(); return [b.left, b.top, b.width, b.height]; })()`)
+	// The middle of the GPU row, in page coordinates.
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(box[0]+box[2]*0.5, box[1]+60)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.getElementById("step-info").textContent.includes("-bound")`, "the step explanation")
+	info := eval[string](t, ctx, `document.getElementById("step-info").textContent`)
+	for _, want := range []string{"FLOPs", "Bytes", "Overhead", "max(", "989 TFLOP/s × 0.60"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("step explanation lacks %q: %s", want, info)
+		}
+	}
+	// The selection is part of the link.
+	waitFor(t, ctx, `servelab.getState().sel >= 0 && location.search.includes("sel=")`, "the selected step in the URL")
+}
