@@ -145,6 +145,10 @@ func (a *App) bindControls() {
 			})
 		})
 	}
+	a.listen(a.own, "click", func(ev js.Value) {
+		x, y := ev.Get("clientX").Float(), ev.Get("clientY").Float()
+		a.post(func() { a.selectAt(x, y) })
+	})
 	a.bindUpload()
 	a.bindKeys(a.doc)
 	a.bindKeys(a.own)

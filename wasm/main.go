@@ -56,21 +56,23 @@ type App struct {
 
 	overlays [2]*play.Overlay // A and B
 
-	dpr       float64
-	w, h      int
-	batch     *batch
-	off       *ebiten.Image
-	labels    []label
-	simMs     float64
-	drawMs    float64
-	urlDirty  bool
-	urlAt     time.Time
-	press     bool
-	pressX    float64
-	pressT0   float64
-	dragged   bool
-	exportReq bool
-	live      liveState
+	dpr      float64
+	w, h     int
+	batch    *batch
+	off      *ebiten.Image
+	labels   []label
+	simMs    float64
+	drawMs   float64
+	urlDirty bool
+	urlAt    time.Time
+	press    bool
+	pressX   float64
+	pressT0  float64
+	dragged  bool
+	// lastDragged tells the click that ends a drag not to select.
+	lastDragged bool
+	exportReq   bool
+	live        liveState
 }
 
 // published is the snapshot the JS API reads without touching the Update goroutine.
@@ -538,13 +540,10 @@ func (a *App) mouse() {
 			a.setView()
 		}
 	case !down && a.press:
+		// Selection comes from the DOM click event (selectAt): a quick
+		// click can fall between two ticks and never be seen here.
 		a.press = false
-		if !a.dragged {
-			row, k := hit(a.run, &a.view, g, x, y)
-			a.view.SelRow, a.view.Sel = row, k
-			a.setView()
-			a.showStep()
-		}
+		a.lastDragged = a.dragged
 	}
 	if in && !a.press {
 		row, k := hit(a.run, &a.view, g, x, y)
@@ -554,6 +553,21 @@ func (a *App) mouse() {
 			a.showStep()
 		}
 	}
+}
+
+// selectAt selects the step under a click at CSS pixel (cx, cy) of the frame.
+func (a *App) selectAt(cx, cy float64) {
+	if a.lastDragged {
+		a.lastDragged = false
+		return
+	}
+	if a.run == nil || a.w == 0 {
+		return
+	}
+	row, k := hit(a.run, &a.view, a.geom(), cx*a.dpr, cy*a.dpr)
+	a.view.SelRow, a.view.Sel = row, k
+	a.setView()
+	a.showStep()
 }
 
 // writeURL puts the whole state into the page's address (no history entry per change).
