@@ -34,7 +34,12 @@
   var load = early
     ? early.then(function (mod) { return WebAssembly.instantiate(mod, go.importObject); }).catch(fromScratch)
     : fromScratch();
+  function mark(name) {
+    try { var p = window.parent; if (p.servelabMarks) p.servelabMarks[name] = p.performance.now(); } catch (e) { /* not same-origin */ }
+  }
+  mark("frame");
   load.then(function (instance) {
+    mark("instantiated");
     boot.remove();
     window.servelabLoadMs = performance.now() - t0;
     return go.run(instance);

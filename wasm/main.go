@@ -101,6 +101,13 @@ func (a *App) post(f func()) {
 	a.mu.Unlock()
 }
 
+// mark notes a start-up stage in the page's servelabMarks (ms since navigation).
+func (a *App) mark(name string) {
+	if m := a.win.Get("servelabMarks"); m.Type() == js.TypeObject {
+		m.Set(name, a.win.Get("performance").Call("now"))
+	}
+}
+
 // fail reports a recovered panic on the page; the app keeps running.
 func (a *App) fail(where string, r any) {
 	msg := fmt.Sprintf("internal error in %s: %v — the page recovered; please report it with the link", where, r)
@@ -156,6 +163,7 @@ func main() {
 		a.win = js.Global()
 	}
 	a.doc = a.win.Get("document")
+	a.mark("main")
 	// Elements of the parent page come back as *dom.BasicHTMLElement (the
 	// iframe's constructors do not match them), so only Underlying() is used.
 	a.pdoc = dom.WrapDocument(a.doc)
@@ -179,6 +187,7 @@ func main() {
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetScreenClearedEveryFrame(false)
 	ebiten.SetWindowTitle("servelab timeline")
+	a.mark("rungame")
 	if err := ebiten.RunGame(&game{a}); err != nil {
 		a.message("the timeline stopped: "+err.Error(), true)
 	}
@@ -206,6 +215,9 @@ func (g *game) Update() error {
 	if a.needSim {
 		a.needSim = false
 		a.resimulate()
+		if a.gen == 1 {
+			a.mark("simulated")
+		}
 	}
 	a.tickPlayback()
 	a.mouse()
@@ -254,6 +266,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 		if a.drawnGen == 0 && a.run != nil {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
 			a.win.Set("servelabFirstFrameMs", a.win.Get("performance").Call("now"))
+			a.mark("drawn")
 		}
 		a.drawnGen = a.gen
 		if el := a.own.Call("getElementById", "labels"); !el.IsNull() {

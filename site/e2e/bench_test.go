@@ -77,6 +77,7 @@ func BenchmarkBrowser(b *testing.B) {
 	b.ReportMetric(p95, "ms-resim-p95")
 	b.ReportMetric(firstFrame, "ms-first-frame")
 	b.ReportMetric(wire/1e6, "MB-wasm-transferred")
+	b.Logf("start-up (ms since navigation): %s", eval[string](b, ctx, `JSON.stringify(window.servelabMarks)`))
 	b.Logf("re-simulate+redraw (1500 requests): p50 %.1f ms, p95 %.1f ms (budget %.0f); first frame %.0f ms (budget %.0f); app.wasm transferred %.2f MB (budget %.1f)",
 		p50, p95, budgetResimMs, firstFrame, budgetFirstMs, wire/1e6, budgetWireBytes/1e6)
 	if p95 > budgetResimMs {
