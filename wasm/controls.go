@@ -681,17 +681,21 @@ func (a *App) bindUpload() {
 			el.Set("value", "")
 		})
 	}
+	// Drops land on the controls page's stage or, over the timeline, in the frame's own document.
 	zone := a.el("stage")
-	a.listen(zone, "dragover", func(ev js.Value) {
-		ev.Call("preventDefault")
-		zone.Get("classList").Call("add", "drop")
-	})
-	a.listen(zone, "dragleave", func(js.Value) { zone.Get("classList").Call("remove", "drop") })
-	a.listen(zone, "drop", func(ev js.Value) {
-		ev.Call("preventDefault")
-		zone.Get("classList").Call("remove", "drop")
-		read(ev.Get("dataTransfer").Get("files"))
-	})
+	for _, target := range []js.Value{zone, a.own} {
+		a.listen(target, "dragover", func(ev js.Value) {
+			ev.Call("preventDefault")
+			zone.Get("classList").Call("add", "drop")
+		})
+		a.listen(target, "dragleave", func(js.Value) { zone.Get("classList").Call("remove", "drop") })
+		a.listen(target, "drop", func(ev js.Value) {
+			ev.Call("preventDefault")
+			ev.Call("stopPropagation")
+			zone.Get("classList").Call("remove", "drop")
+			read(ev.Get("dataTransfer").Get("files"))
+		})
+	}
 }
 
 // loadMeasured parses an uploaded file, configures the simulation from it

@@ -430,3 +430,20 @@ func TestClickExplainsStep(t *testing.T) {
 	// The selection is part of the link.
 	waitFor(t, ctx, `servelab.getState().sel >= 0 && location.search.includes("sel=")`, "the selected step in the URL")
 }
+
+func TestDropOnTimeline(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	data, err := os.ReadFile(labJSON(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file dropped on the canvas lands in the frame's document.
+	eval[any](t, ctx, fmt.Sprintf(`(() => {
+		const f = document.getElementById("view").contentWindow;
+		const dt = new f.DataTransfer();
+		dt.items.add(new f.File([%q], "dropped.json", {type: "application/json"}));
+		f.document.body.dispatchEvent(new f.DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+	})()`, string(data)))
+	waitFor(t, ctx, `servelab.status().overlays === 1 && document.getElementById("measured-table").textContent.includes("dropped.json")`, "the dropped file to be overlaid")
+}
