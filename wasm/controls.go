@@ -112,6 +112,7 @@ func (a *App) bindControls() {
 		a.doc.Get("body").Get("classList").Call("toggle", "projector", a.projector)
 		a.el("projector").Call("setAttribute", "aria-pressed", strconv.FormatBool(a.projector))
 		a.dirty = true
+		a.publish()
 	})
 	click("copy-link", func() {
 		a.writeURL()
@@ -475,7 +476,7 @@ func (a *App) installAPI() {
 		kv := map[string]string{}
 		for i := 0; i < keys.Length(); i++ {
 			k := keys.Index(i).String()
-			kv[k] = args[0].Get(k).Call("toString").String()
+			kv[k] = js.Global().Get("String").Invoke(args[0].Get(k)).String()
 		}
 		a.post(func() {
 			var notes []string
@@ -530,6 +531,7 @@ func (a *App) installAPI() {
 	fn("status", func([]js.Value) any {
 		p := snap()
 		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
+			"reducedMotion": a.reduced, "projector": p.projector,
 			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning}
 	})
 	api.Set("ready", true)
@@ -667,7 +669,7 @@ func (a *App) bindUpload() {
 				return nil
 			})
 			catch = js.FuncOf(func(this js.Value, args []js.Value) any {
-				a.message("could not read "+name+": "+args[0].Call("toString").String(), true)
+				a.message("could not read "+name+": "+js.Global().Get("String").Invoke(args[0]).String(), true)
 				then.Release()
 				catch.Release()
 				return nil

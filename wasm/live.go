@@ -62,7 +62,7 @@ func (a *App) fetchJSON(url string, init map[string]any, done func(status int, b
 	onErr = js.FuncOf(func(this js.Value, args []js.Value) any {
 		msg := "network error"
 		if len(args) > 0 {
-			msg = args[0].Call("toString").String()
+			msg = js.Global().Get("String").Invoke(args[0]).String()
 		}
 		a.post(func() { done(0, "", fmt.Errorf("%s", msg)) })
 		release()

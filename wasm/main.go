@@ -88,6 +88,7 @@ type published struct {
 	notes    []string
 	overlays int
 	// live mode: companion present, token frames received, a run in progress
+	projector   bool
 	live        bool
 	liveProbed  bool
 	liveFrames  int
@@ -389,6 +390,7 @@ func (a *App) publish() {
 		}
 	}
 	a.pub.liveProbed = a.live.probed
+	a.pub.projector = a.projector
 	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != ""
 }
 

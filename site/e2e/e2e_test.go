@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"servelab/hwspecs"
@@ -446,4 +447,34 @@ func TestDropOnTimeline(t *testing.T) {
 		f.document.body.dispatchEvent(new f.DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
 	})()`, string(data)))
 	waitFor(t, ctx, `servelab.status().overlays === 1 && document.getElementById("measured-table").textContent.includes("dropped.json")`, "the dropped file to be overlaid")
+}
+
+func TestProjectorModeAndSetState(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	eval[any](t, ctx, `document.getElementById("projector").click()`)
+	waitFor(t, ctx, `servelab.status().projector && document.body.classList.contains("projector") &&
+		document.getElementById("view").contentDocument.getElementById("labels").classList.contains("projector")`, "projector mode on the page and the canvas labels")
+	if big := eval[float64](t, ctx, `parseFloat(getComputedStyle(document.body).fontSize)`); big < 18 {
+		t.Errorf("projector mode font %gpx, want large", big)
+	}
+	// The JS API sets state as a slide would.
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[any](t, ctx, `servelab.setState({policy: "chunked", budget: 256, rate: 35})`)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && document.getElementById("policy").value === "chunked" && document.getElementById("budget").value === "256"`, gen), "setState to re-simulate and update the controls")
+}
+
+func TestReducedMotionIsRespected(t *testing.T) {
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}}); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, serve(t))
+	if !eval[bool](t, ctx, `servelab.status().reducedMotion`) {
+		t.Fatal("the app did not see prefers-reduced-motion")
+	}
+	// Playback still works, a step at a time.
+	eval[any](t, ctx, `document.getElementById("play").click()`)
+	waitFor(t, ctx, `servelab.getState().cursor > 0`, "playback to advance")
 }
