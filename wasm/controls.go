@@ -341,6 +341,16 @@ func (a *App) showFigures() {
 		l := a.run.Lab
 		sum += fmt.Sprintf(" Lab: worst gap %s ms at %+.2f s from injection, spike ratio %.1f×, long TTFT %s ms.", ms(l.WorstGap), l.WorstGapOffset, l.SpikeRatio, ms(l.LongTTFT))
 	}
+	if f.Goodput >= 0 {
+		sum += fmt.Sprintf(" Goodput at 90%% SLO attainment: %.2f req/s.", f.Goodput)
+	}
+	if len(a.rates) > 0 {
+		var pts []string
+		for _, p := range a.rates {
+			pts = append(pts, fmt.Sprintf("%g req/s: %s / %s", p.Rate, ms(p.TTFTP90), ms(p.TPOTP90)))
+		}
+		sum += " Latency vs rate (P90 TTFT / TPOT, ms): " + strings.Join(pts, "; ") + "."
+	}
 	if f.Truncated {
 		sum += " The run was cut short."
 	}
@@ -844,7 +854,7 @@ func (a *App) startBackground(s play.State, gen int) {
 		a.post(func() {
 			if a.gen == gen {
 				a.rates = ptsCopy
-				a.showRates()
+				a.showFigures()
 				a.publish()
 			}
 		})

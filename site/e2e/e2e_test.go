@@ -152,6 +152,13 @@ func TestPageLoadsAndCanvasDraws(t *testing.T) {
 			t.Errorf("#%s shows %q, want a number", id, txt)
 		}
 	}
+	// Every preset link on the page names a preset the app knows, and every preset has a link.
+	bad := eval[[]string](t, ctx, `(() => { const known = servelab.presets().map(p => p.name);
+		const linked = [...document.querySelectorAll("nav.presets a")].map(a => new URL(a.href).searchParams.get("preset"));
+		return linked.filter(n => !known.includes(n)).concat(known.filter(n => !linked.includes(n)).map(n => "unlinked " + n)); })()`)
+	if len(bad) > 0 {
+		t.Errorf("preset links and presets disagree: %v", bad)
+	}
 	// Every control has an id and a label.
 	unlabelled := eval[[]string](t, ctx, `[...document.querySelectorAll("input, select, button")].filter(e => !e.id || (e.tagName !== "BUTTON" && !(e.labels && e.labels.length))).map(e => e.outerHTML.slice(0, 60))`)
 	if len(unlabelled) > 0 {
