@@ -20,8 +20,8 @@ type stepFlags struct {
 
 func addStepFlags(fs *flag.FlagSet) *stepFlags {
 	f := &stepFlags{}
-	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (see `servelab models`)")
-	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (see `servelab models`)")
+	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (list: servelab models)")
+	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (list: servelab models)")
 	fs.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json to use instead of --model")
 	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached")
 	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached")
