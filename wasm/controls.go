@@ -511,7 +511,7 @@ func (a *App) installAPI() {
 		p := snap()
 		return map[string]any{"simMs": p.simMs, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen, "gcs": gcCycles()}
 	})
-	fn("play.Presets", func([]js.Value) any {
+	fn("presets", func([]js.Value) any {
 		out := make([]any, len(play.Presets))
 		for i, p := range play.Presets {
 			out[i] = map[string]any{"name": p.Name, "title": p.Title, "about": p.About}
