@@ -374,22 +374,32 @@ func (a *App) showRates() {
 		return
 	}
 	const W, H, L, B = 320.0, 150.0, 44.0, 22.0
-	top := 0.0
-	maxRate := 0.0
+	// Latency explodes past saturation: a log scale keeps the knee and the flat part readable.
+	lo, hi, maxRate := math.Inf(1), 0.0, 0.0
 	for _, p := range a.rates {
-		top = math.Max(top, math.Max(p.TTFTP90, p.TPOTP90))
+		for _, v := range []float64{p.TTFTP90, p.TPOTP90} {
+			if v > 0 {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
 		maxRate = math.Max(maxRate, p.Rate)
 	}
-	if top <= 0 {
-		top = 1e-3
+	if hi <= 0 {
+		lo, hi = 1e-3, 1e-2
 	}
-	top = niceCeil(top)
+	lo, hi = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+	if hi <= lo {
+		hi = lo * 10
+	}
 	x := func(r float64) float64 { return L + r/maxRate*(W-L-8) }
-	y := func(v float64) float64 { return H - B - v/top*(H-B-8) }
+	y := func(v float64) float64 {
+		v = math.Max(v, lo)
+		return H - B - (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(H-B-8)
+	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg viewBox="0 0 %g %g" role="img" aria-label="P90 TTFT and P90 TPOT against arrival rate">`, W, H)
 	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="8" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-8, H-B, L, L, H-B)
-	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">0</text>`, fmtDur(top), H-B)
+	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">log</text>`, fmtDur(hi), H-B, fmtDur(lo), (H-B)/2)
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%g req/s</text>`, W-70, H-4, maxRate)
 	for _, s := range []struct {
 		cls string
