@@ -830,8 +830,7 @@ func (a *App) startBackground(s play.State, gen int) {
 		return
 	}
 	if s.Workload == "lab" || (a.run != nil && a.run.Truncated) {
-		a.bgDone = true // figures() already says why there is no sweep
-		return
+		return // Figures() already says why there is no sweep
 	}
 	go func() {
 		defer func() {
@@ -891,7 +890,6 @@ func (a *App) startBackground(s play.State, gen int) {
 				return
 			}
 			a.figs.Goodput, a.figs.GoodputNote = g, note
-			a.bgDone = true
 			a.showFigures()
 			a.publish()
 		})

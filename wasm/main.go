@@ -43,7 +43,6 @@ type App struct {
 	drawnGen  int
 	figs      play.Figures
 	rates     []play.RatePoint
-	bgDone    bool
 	bgPending bool
 	bgAt      time.Time
 
@@ -342,7 +341,6 @@ func (a *App) resimulate() {
 		a.figs = a.run.Figures()
 	}
 	a.rates = nil
-	a.bgDone = false
 	a.showFigures()
 	a.syncControls()
 	a.showNotes()
