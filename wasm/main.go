@@ -320,7 +320,7 @@ func (a *App) resimulate() {
 		a.run = r
 		a.simMs = r.SimMs
 		if r.Truncated {
-			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", play.MaxIterations, fmtDur(r.End)), true)
+			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", r.Steps(), fmtDur(r.End)), true)
 		} else {
 			a.message("", false)
 		}

@@ -18,6 +18,15 @@ import (
 // cut run says so on the page.
 const MaxIterations = 150_000
 
+// MaxTraceItems bounds the trace a run keeps (one item per decode token or
+// prefill chunk, 24 bytes each): a long run of many long outputs would
+// otherwise fill the tab's memory. A run that reaches it is cut short.
+const MaxTraceItems = 3_000_000
+
+// MaxSimTime is the wall time after which the playground's own trace
+// driver stops a run (cut short, with a message) rather than hold the tab.
+const MaxSimTime = 2 * time.Second
+
 // Row is one GPU (or instance) lane of the timeline: its iterations in time order.
 type Row struct {
 	Name  string
@@ -114,6 +123,8 @@ func Simulate(s State) (*SimRun, error) {
 		if w.InjectAfter >= w.Duration {
 			return nil, fmt.Errorf("inject time %gs must be before the end of the lab run (%gs)", w.InjectAfter, w.Duration)
 		}
+		// Each lab step carries at most one item per stream and long prompt.
+		cfg.Limits.MaxIterations = min(MaxIterations, MaxTraceItems/(w.ShortConcurrency+w.LongCount))
 		lo, err := sim.RunLab(cfg, w)
 		if err != nil {
 			return nil, err
@@ -135,6 +146,12 @@ func Simulate(s State) (*SimRun, error) {
 			return nil, err
 		}
 		if s.Policy == "disagg" {
+			// Every output token is a trace item (and a recorded time): keep
+			// the first requests that fit and say the run was cut short.
+			cut := false
+			if k := MaxTraceItems / (s.I("output") + 1); k < len(reqs) {
+				reqs, cut = reqs[:k], true
+			}
 			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true,
 				Limits: sim.Limits{MaxIterations: MaxIterations}}
 			co, err := sim.RunDisaggregated(c, reqs)
@@ -145,7 +162,7 @@ func Simulate(s State) (*SimRun, error) {
 				name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
 				r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations})
 			}
-			r.Results, r.Truncated, r.End = co.Results, co.Truncated, co.End
+			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
 		} else {
 			// Token times come from the trace (runTraced notes every gap), so
 			// the engine need not keep a slice per request.
@@ -191,7 +208,13 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	r.ITLMax = 0
 	fp := r.FirstPrefill
+	began := time.Now()
+	cut := false
 	for {
+		if len(items) > MaxTraceItems || (len(its)&1023 == 1023 && time.Since(began) > MaxSimTime) {
+			cut = true
+			break
+		}
 		it, ok := e.Step()
 		if !ok {
 			break
@@ -244,7 +267,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		its[k].Items = items[offs[k]:end:end]
 	}
 	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
-	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy()
+	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
 	r.recycle = func() { reuse.its, reuse.items, reuse.offs, reuse.gaps, reuse.itl = its, items, offs, gaps, itl }
 	return nil
 }
@@ -412,6 +435,15 @@ func selectRank(xs []float64, lo, k int) float64 {
 		}
 	}
 	return xs[k]
+}
+
+// Steps is how many steps the run traced, over every GPU.
+func (r *SimRun) Steps() int {
+	n := 0
+	for _, row := range r.Rows {
+		n += len(row.Iters)
+	}
+	return n
 }
 
 // Span is the simulated time the run covers.

@@ -86,8 +86,26 @@ func TestTooBigRunIsCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Truncated || len(r.Rows[0].Iters) != MaxIterations {
-		t.Errorf("truncated %v after %d steps, want cut short at %d", r.Truncated, len(r.Rows[0].Iters), MaxIterations)
+	if !r.Truncated || r.Steps() > MaxIterations {
+		t.Errorf("truncated %v after %d steps, want cut short by %d", r.Truncated, r.Steps(), MaxIterations)
+	}
+	// Many long outputs at once: the trace, not the step count, is the limit.
+	for _, q := range []string{"n=20000&rate=20&output=4096", "n=20000&rate=20&output=4096&policy=disagg&xp=1&yd=1",
+		"workload=lab&streams=256&duration=600&inject=10&output=4096"} {
+		s, _ := ParseQuery(q)
+		r, err := Simulate(s)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		items := 0
+		for _, row := range r.Rows {
+			for _, it := range row.Iters {
+				items += len(it.Items)
+			}
+		}
+		if !r.Truncated || items > MaxTraceItems+20000 {
+			t.Errorf("%s: truncated %v with %d trace items, want cut short near %d", q, r.Truncated, items, MaxTraceItems)
+		}
 	}
 	if f := r.Figures(); f.GoodputNote == "" {
 		t.Error("a cut-short run offers a goodput")
