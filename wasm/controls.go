@@ -370,7 +370,11 @@ func (a *App) showRates() {
 		return
 	}
 	if len(a.rates) == 0 {
-		el.Set("innerHTML", `<p class="small">computing latency vs rate…</p>`)
+		msg := "computing latency vs rate…"
+		if a.figs.GoodputNote != "" {
+			msg = "latency vs rate: " + a.figs.GoodputNote
+		}
+		el.Set("innerHTML", `<p class="small">`+html.EscapeString(msg)+`</p>`)
 		return
 	}
 	const W, H, L, B = 320.0, 150.0, 44.0, 22.0
@@ -829,7 +833,7 @@ func (a *App) startBackground(s play.State, gen int) {
 	if a.simErr != "" {
 		return
 	}
-	if s.Workload == "lab" || (a.run != nil && a.run.Truncated) {
+	if s.Workload == "lab" || (a.run != nil && a.run.Truncated) || play.SweepTooBig(s) {
 		return // Figures() already says why there is no sweep
 	}
 	go func() {

@@ -479,6 +479,8 @@ func (r *SimRun) Figures() Figures {
 		f.GoodputNote = "n/a (closed loop)"
 	case r.Truncated:
 		f.GoodputNote = "n/a (run cut short)"
+	case SweepTooBig(r.State):
+		f.GoodputNote = "n/a (too many tokens to sweep in the page)"
 	}
 	return f
 }
@@ -518,6 +520,14 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	}
 	return sim.Summarize(rs), sim.Attainment(rs, slo(s)), nil
 }
+
+// maxSweepTokens bounds the output tokens of one background run: the
+// goodput search and the latency-vs-rate view run about twenty of them.
+const maxSweepTokens = 600_000
+
+// SweepTooBig reports whether the background figures (goodput, latency vs
+// rate) would take too long for s: they are skipped, with a note.
+func SweepTooBig(s State) bool { return s.I("n")*s.I("output") > maxSweepTokens }
 
 // RatePoint is one point of the latency-vs-rate view.
 type RatePoint struct {
