@@ -53,8 +53,8 @@ wasm: site/app.wasm
 site/app.wasm: $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
-	gzip -9 -c site/app.wasm > site/app.wasm.gz.tmp && mv site/app.wasm.gz.tmp site/app.wasm.gz
-	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/app.wasm.br.tmp && mv site/app.wasm.br.tmp site/app.wasm.br; \
+	gzip -9 -c site/app.wasm > site/.app.wasm.gz.tmp && mv site/.app.wasm.gz.tmp site/app.wasm.gz
+	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
 
 # Headless Chromium drives the page (needs /usr/bin/chromium; .ci/run installs it).
