@@ -44,7 +44,7 @@ func Values(rs []Result, m Metric) []float64 {
 	return out
 }
 
-// ITLs collects every inter-token gap of the completed requests (needs RecordTokens).
+// ITLs collects every inter-token gap of every request with recorded token times (needs RecordTokens).
 func ITLs(rs []Result) []float64 {
 	var out []float64
 	for i := range rs {
