@@ -435,17 +435,7 @@ func PhaseGoodputs(c Cluster, wl Workload, slo SLO, target, hiPrefill, hiDecode 
 		maxTok = DefaultMaxPrefillTokens
 	}
 	one := func(p Policy, o SLO, hi float64) (float64, error) {
-		g, _, err := Goodput(func(rate float64) (float64, error) {
-			reqs, err := wl(rate)
-			if err != nil {
-				return 0, err
-			}
-			out, err := Run(Config{Step: c.Step, Policy: p, Limits: c.Limits}, reqs)
-			if err != nil {
-				return 0, err
-			}
-			return Attainment(out.Results, o), nil
-		}, target, hi)
+		g, _, err := InstanceGoodput(Config{Step: c.Step, Policy: p, Limits: c.Limits}, wl, o, target, hi)
 		return g, err
 	}
 	if gPre, err = one(PrefillOnlyPolicy{MaxTokens: maxTok}, SLO{TTFT: slo.TTFT}, hiPrefill); err != nil {

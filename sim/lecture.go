@@ -94,10 +94,7 @@ func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float6
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := Goodput(func(rate float64) (float64, error) {
-		rs, err := l.run(p, rate)
-		return Attainment(rs, slo), err
-	}, attainment, hi)
+	g, _, err := InstanceGoodput(Config{Step: l.Step, Policy: p}, l.workload, slo, attainment, hi)
 	return g, err
 }
 

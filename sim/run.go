@@ -15,7 +15,7 @@ type Result struct {
 	MaxITL      float64   `json:"max_itl"`
 	Preemptions int       `json:"preemptions"`
 	Rejected    string    `json:"rejected,omitempty"`
-	Cancelled   bool      `json:"cancelled,omitempty"` // withdrawn by its client (Engine.Cancel)
+	Cancelled   bool      `json:"cancelled,omitempty"`   // withdrawn by its client (Engine.Cancel)
 	TokenTimes  []float64 `json:"token_times,omitempty"` // with Config.RecordTokens
 }
 

@@ -149,7 +149,10 @@ func computeInterference(lec sim.Lecture, slo sim.SLO) (*interference, error) {
 	}
 	d.Simulated = make([]sim.Split, len(splits))
 	for i, s := range splits {
-		do(func() (err error) { d.Simulated[i], err = lec.SimulatedSplit(s.Prefill, s.Decode, slo, 0.9, s.Total); return })
+		do(func() (err error) {
+			d.Simulated[i], err = lec.SimulatedSplit(s.Prefill, s.Decode, slo, 0.9, s.Total)
+			return
+		})
 	}
 	wg.Wait()
 	if len(errs) > 0 {

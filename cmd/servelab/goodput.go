@@ -50,17 +50,7 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 			ceiling = 2000
 		}
 	}
-	rate, saturated, err := sim.Goodput(func(rate float64) (float64, error) {
-		reqs, err := wf.requestsAt(rate)
-		if err != nil {
-			return 0, err
-		}
-		out, err := sim.Run(cfg, reqs)
-		if err != nil {
-			return 0, err
-		}
-		return sim.Attainment(out.Results, slo), nil
-	}, *target, ceiling)
+	rate, saturated, err := sim.InstanceGoodput(cfg, wf.requestsAt, slo, *target, ceiling)
 	if err != nil {
 		return err
 	}
