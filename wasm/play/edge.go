@@ -1,0 +1,680 @@
+//go:build js && wasm
+
+package play
+
+// The lab's closed loop run by the page itself, for the edge proxy (the
+// Cloudflare Worker), which cannot run a measurement server-side. This file
+// is the part without the DOM: the SSE parser, the per-stream timing and the
+// scheduler. wasm/edge.go sends the requests with the browser's fetch and
+// feeds every chunk here with the time it was read.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"servelab/sim"
+)
+
+// SSELine is one data line of an event stream and the time of the read
+// that completed it.
+type SSELine struct {
+	T     float64
+	Event string // the event: field in force ("" for plain messages)
+	Data  []byte
+}
+
+// SSEParser splits an event stream read in arbitrary chunks into data
+// lines. A line split across chunks is stamped with the chunk that ends
+// it, as the native client stamps the read that completed the line.
+type SSEParser struct {
+	buf    []byte
+	event  string
+	skipLF bool
+}
+
+// Feed consumes one chunk read at time t and returns the complete data
+// lines it finished. Comments, id: and retry: lines are dropped; CRLF, CR
+// and LF all end a line; "data:" may be followed by a space or not.
+func (p *SSEParser) Feed(chunk []byte, t float64) []SSELine {
+	if p.skipLF && len(chunk) > 0 {
+		p.skipLF = false
+		if chunk[0] == '\n' {
+			chunk = chunk[1:] // the second half of a CRLF split across chunks
+		}
+	}
+	p.buf = append(p.buf, chunk...)
+	var out []SSELine
+	for {
+		i := bytes.IndexAny(p.buf, "\r\n")
+		if i < 0 {
+			break
+		}
+		line := p.buf[:i]
+		next := i + 1
+		if p.buf[i] == '\r' {
+			if i+1 < len(p.buf) && p.buf[i+1] == '\n' {
+				next++
+			} else if i+1 == len(p.buf) {
+				p.skipLF = true // a CR ends the line now; an LF may follow in the next chunk
+			}
+		}
+		if l, ok := p.line(line, t); ok {
+			out = append(out, l)
+		}
+		p.buf = p.buf[next:]
+	}
+	// Keep the unfinished line in a buffer of its own so that the chunk's
+	// backing array is not pinned.
+	p.buf = append([]byte(nil), p.buf...)
+	return out
+}
+
+// Flush returns a last line the stream ended without terminating.
+func (p *SSEParser) Flush(t float64) []SSELine {
+	line := p.buf
+	p.buf = nil
+	if len(line) == 0 {
+		return nil
+	}
+	if l, ok := p.line(line, t); ok {
+		return []SSELine{l}
+	}
+	return nil
+}
+
+func (p *SSEParser) line(line []byte, t float64) (SSELine, bool) {
+	switch {
+	case len(line) == 0:
+		p.event = "" // the end of an event
+	case line[0] == ':':
+		// a comment or keep-alive
+	case bytes.HasPrefix(line, []byte("event:")):
+		p.event = strings.TrimSpace(string(line[len("event:"):]))
+	case bytes.HasPrefix(line, []byte("data:")):
+		d := line[len("data:"):]
+		if len(d) > 0 && d[0] == ' ' {
+			d = d[1:]
+		}
+		return SSELine{T: t, Event: p.event, Data: append([]byte(nil), bytes.TrimSpace(d)...)}, true
+	}
+	return SSELine{}, false
+}
+
+// sseChunk is the part of a completion or chat chunk the timing reads.
+type sseChunk struct {
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Error   json.RawMessage `json:"error"`
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content          string          `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func (c *sseChunk) carriesOutput() bool {
+	for _, ch := range c.Choices {
+		d := &ch.Delta
+		if ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" {
+			return true
+		}
+		if t := bytes.TrimSpace(d.ToolCalls); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
+			return true
+		}
+	}
+	return false
+}
+
+// TokenFrame is one frame that carried output, as the live view shows it.
+type TokenFrame struct {
+	Stream int
+	Long   bool
+	T      float64 // seconds since the load started
+	Gap    float64 // since the stream's previous token frame; 0 for its first
+	Tokens int
+	First  bool
+}
+
+// StreamTiming times one streamed completion from its chunks, exactly as
+// the native client (servelab measure) does: TTFT is the first frame
+// carrying output, role-only and usage-only chunks are no tokens and do not
+// move the last-token time, tokens per frame come from the cumulative usage
+// when the server sends it, and an error frame fails the request.
+type StreamTiming struct {
+	Start     float64 // when the request was sent
+	parser    SSEParser
+	last      float64
+	usageCT   int
+	Chunks    int
+	Tokens    int
+	Done      bool // [DONE] seen
+	Err       string
+	Malformed int
+	Usage     bool // the server sent usage
+	Bundled   bool // some frame carried several tokens
+}
+
+// Feed consumes one chunk read at time t and returns the token frames it
+// completed (Stream and Long are left for the caller).
+func (s *StreamTiming) Feed(chunk []byte, t float64) []TokenFrame {
+	return s.lines(s.parser.Feed(chunk, t))
+}
+
+// End closes the stream at time t (the body ended) and returns a frame an
+// unterminated last line held.
+func (s *StreamTiming) End(t float64) []TokenFrame {
+	return s.lines(s.parser.Flush(t))
+}
+
+func (s *StreamTiming) lines(ls []SSELine) []TokenFrame {
+	var out []TokenFrame
+	for _, l := range ls {
+		if s.Done || s.Err != "" {
+			break
+		}
+		if string(l.Data) == "[DONE]" {
+			s.Done = true
+			break
+		}
+		var c sseChunk
+		if json.Unmarshal(l.Data, &c) != nil {
+			s.Malformed++
+			continue
+		}
+		if l.Event == "error" || c.Object == "error" || (len(c.Error) > 0 && string(c.Error) != "null") {
+			s.Err = "error frame: " + chunkError(&c, l.Data)
+			break
+		}
+		tok := 0
+		if c.Usage != nil {
+			s.Usage = true
+			if d := c.Usage.CompletionTokens - s.usageCT; d > 0 {
+				tok = d
+			}
+			s.usageCT = max(s.usageCT, c.Usage.CompletionTokens)
+		}
+		if len(c.Choices) == 0 || (!c.carriesOutput() && tok == 0) {
+			continue // usage-only or role-only: no token
+		}
+		if tok == 0 {
+			tok = 1
+		}
+		if tok > 1 {
+			s.Bundled = true
+		}
+		f := TokenFrame{T: l.T, Tokens: tok, First: s.Chunks == 0}
+		if !f.First {
+			f.Gap = l.T - s.last
+		}
+		s.last = l.T
+		s.Chunks++
+		s.Tokens += tok
+		out = append(out, f)
+	}
+	return out
+}
+
+// TTFT is the seconds from sending to the first token frame (0 before it).
+func (s *StreamTiming) TTFT(first float64) float64 { return first - s.Start }
+
+// OutputTokens is the server's cumulative count when it sent one, else the frames' sum.
+func (s *StreamTiming) OutputTokens() int {
+	if s.usageCT > 0 {
+		return s.usageCT
+	}
+	return s.Tokens
+}
+
+func chunkError(c *sseChunk, payload []byte) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(c.Error, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	var s string
+	if json.Unmarshal(c.Error, &s) == nil && s != "" {
+		return s
+	}
+	if c.Message != "" {
+		return c.Message
+	}
+	if len(payload) > 200 {
+		payload = payload[:200]
+	}
+	return string(payload)
+}
+
+// EdgePrompts are the lab script's prompts: distinct pseudo-random
+// integers, so no prefix cache serves any of them (32 short, one long).
+func EdgePrompts(seed, shortLen, longLen int) (short []string, long string) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x1ab05))
+	filler := func(n int) string {
+		var b strings.Builder
+		b.Grow(6 * n)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.Itoa(10_000 + rng.IntN(89_999)))
+		}
+		return b.String()
+	}
+	short = make([]string, 32)
+	for i := range short {
+		short[i] = filler(shortLen)
+	}
+	return short, filler(longLen)
+}
+
+// Launch is a request the loop wants sent: POST Body to the completions
+// route, and report its chunks and end under ID.
+type Launch struct {
+	ID   int
+	Long bool
+	Body []byte
+}
+
+// Loop is run.py's closed loop, driven by events: Warmup requests one after
+// another, then ShortConcurrency short streams each re-submitted as soon as
+// it ends until Duration, and LongCount long prompts at InjectAfter. Times
+// are seconds on any one clock (the page uses performance.now()/1000).
+type Loop struct {
+	Cfg      sim.LabConfig
+	shortP   []string
+	longP    string
+	t0       float64 // load start; 0 until warmup is over
+	loading  bool
+	warmLeft int
+	inject   float64
+	injected bool
+	stopped  string // why the loop was stopped early
+	deadline float64
+	next     int
+	inFlight map[int]*loopReq
+	failRun  int // consecutive failed short requests
+
+	arrivals []sim.Arrival
+	frames   []sim.Frame
+	reqs     []loopReq
+	long     []sim.StreamResult
+	short    []sim.StreamResult
+	end      float64
+}
+
+type loopReq struct {
+	id     int
+	warmup bool
+	long   bool
+	max    int
+	timing StreamTiming
+	ttft   float64
+	res    sim.StreamResult
+}
+
+// maxFailRun short failures in a row stop the loop: a server that answers
+// every request with an error would otherwise be hammered.
+const maxFailRun = 5
+
+// NewLoop checks the workload and makes the prompts.
+func NewLoop(cfg sim.LabConfig) (*Loop, error) {
+	w := cfg.LabWorkload
+	switch {
+	case w.ShortConcurrency < 1 || w.ShortInputLen < 1 || w.ShortOutputLen < 1 || w.LongInputLen < 1 || w.LongOutputLen < 1 || w.LongCount < 0 || cfg.Warmup < 0:
+		return nil, fmt.Errorf("the workload needs at least one stream and positive lengths, got %+v", w)
+	case !(w.Duration > 0) || !(w.InjectAfter >= 0) || w.InjectAfter >= w.Duration:
+		return nil, fmt.Errorf("want 0 <= inject-after < duration, got %g and %g", w.InjectAfter, w.Duration)
+	}
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("no model: the lab server's /v1/models named none")
+	}
+	l := &Loop{Cfg: cfg, warmLeft: cfg.Warmup, inFlight: map[int]*loopReq{}}
+	l.shortP, l.longP = EdgePrompts(cfg.Seed, w.ShortInputLen, w.LongInputLen)
+	return l, nil
+}
+
+func (l *Loop) body(prompt string, maxTokens int) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"model": l.Cfg.Model, "prompt": prompt, "max_tokens": maxTokens, "temperature": 0.0,
+		"stream": true, "ignore_eos": l.Cfg.IgnoreEOS,
+		// vLLM and SGLang then put the cumulative completion_tokens on every chunk.
+		"stream_options": map[string]bool{"include_usage": true, "continuous_usage_stats": true},
+	})
+	return b
+}
+
+func (l *Loop) launch(now float64, warmup, long bool) Launch {
+	r := &loopReq{id: l.next, warmup: warmup, long: long, max: l.Cfg.ShortOutputLen}
+	prompt := l.shortP[0]
+	switch {
+	case long:
+		prompt, r.max = l.longP, l.Cfg.LongOutputLen
+	case !warmup:
+		prompt = l.shortP[l.next%len(l.shortP)]
+	}
+	r.timing.Start = now
+	l.next++
+	l.inFlight[r.id] = r
+	return Launch{ID: r.id, Long: long, Body: l.body(prompt, r.max)}
+}
+
+// Start begins the run at time now: the first warmup request, or the load.
+func (l *Loop) Start(now float64) []Launch {
+	l.deadline = now + l.Cfg.Duration + 300 // the proxy's own limit is 5 minutes a stream
+	if l.warmLeft > 0 {
+		l.warmLeft--
+		return []Launch{l.launch(now, true, false)}
+	}
+	return l.startLoad(now)
+}
+
+func (l *Loop) startLoad(now float64) []Launch {
+	l.loading, l.t0 = true, now
+	l.deadline = now + l.Cfg.Duration + 300
+	out := make([]Launch, 0, l.Cfg.ShortConcurrency)
+	for i := 0; i < l.Cfg.ShortConcurrency; i++ {
+		out = append(out, l.launch(now, false, false))
+	}
+	return out
+}
+
+// Loading reports whether the timed load has started, and its start time.
+func (l *Loop) Loading() (bool, float64) { return l.loading, l.t0 }
+
+// Inject is when the long prompts were sent (seconds since the load
+// started) and whether they were.
+func (l *Loop) Inject() (float64, bool) { return l.inject, l.injected }
+
+// Stopped says why the loop was stopped early ("" when it was not).
+func (l *Loop) Stopped() string { return l.stopped }
+
+// Tick sends the long prompts when their time has come and gives up on a
+// run past its deadline. Call it often (every frame).
+func (l *Loop) Tick(now float64) []Launch {
+	if l.stopped == "" && l.deadline > 0 && now > l.deadline {
+		l.Stop(fmt.Sprintf("the run went %.0f s past its duration", now-l.t0-l.Cfg.Duration))
+	}
+	if !l.loading || l.injected || l.stopped != "" || now < l.t0+l.Cfg.InjectAfter {
+		return nil
+	}
+	l.injected, l.inject = true, now-l.t0
+	var out []Launch
+	for i := 0; i < l.Cfg.LongCount; i++ {
+		out = append(out, l.launch(now, false, true))
+	}
+	return out
+}
+
+// Chunk files one chunk of request id's body, read at time now, and returns
+// the token frames it completed (times since the load started).
+func (l *Loop) Chunk(id int, chunk []byte, now float64) []TokenFrame {
+	r := l.inFlight[id]
+	if r == nil {
+		return nil
+	}
+	return l.file(r, r.timing.Feed(chunk, now))
+}
+
+func (l *Loop) file(r *loopReq, fs []TokenFrame) []TokenFrame {
+	if r.warmup {
+		return nil
+	}
+	for i := range fs {
+		f := &fs[i]
+		if f.First {
+			r.ttft = f.T - r.timing.Start
+		}
+		f.T -= l.t0
+		f.Stream, f.Long = r.id, r.long
+		if !f.First && !r.long {
+			l.arrivals = append(l.arrivals, sim.Arrival{T: f.T, Gap: f.Gap})
+		}
+		l.frames = append(l.frames, sim.Frame{Stream: r.id, Long: r.long, TRelInject: f.T, Gap: f.Gap, Tokens: f.Tokens})
+	}
+	return fs
+}
+
+// End reports that request id finished at time now: its body ended
+// (status 200, errText "") or it failed (an HTTP status other than 200, a
+// network error, or it was aborted). It returns the requests to send next:
+// the same short stream again while the duration lasts.
+func (l *Loop) End(id int, now float64, status int, errText string) ([]TokenFrame, []Launch) {
+	r := l.inFlight[id]
+	if r == nil {
+		return nil, nil
+	}
+	delete(l.inFlight, id)
+	var fs []TokenFrame
+	if errText == "" && status == 200 {
+		fs = l.file(r, r.timing.End(now))
+	}
+	t := &r.timing
+	res := sim.StreamResult{TTFT: r.ttft, Latency: now - t.Start, Chunks: t.Chunks, Tokens: t.OutputTokens()}
+	switch {
+	case errText != "":
+		res.Error = errText
+	case status != 200:
+		res.Error = fmt.Sprintf("HTTP %d", status)
+	case t.Err != "":
+		res.Error = t.Err
+	case t.Chunks == 0:
+		res.Error = "no content chunks: check that the server streams"
+	default:
+		res.OK = true
+	}
+	r.res = res
+	if r.warmup {
+		if !res.OK && l.stopped == "" {
+			l.Stop("the warmup request failed: " + res.Error)
+		}
+		if l.stopped != "" {
+			return fs, nil
+		}
+		if l.warmLeft > 0 {
+			l.warmLeft--
+			return fs, []Launch{l.launch(now, true, false)}
+		}
+		return fs, l.startLoad(now)
+	}
+	l.reqs = append(l.reqs, *r)
+	if r.long {
+		l.long = append(l.long, res)
+	} else {
+		l.short = append(l.short, res)
+		if res.OK {
+			l.failRun = 0
+		} else if l.failRun++; l.failRun >= maxFailRun && l.stopped == "" {
+			l.Stop(fmt.Sprintf("%d requests in a row failed, the last with: %s", l.failRun, res.Error))
+		}
+	}
+	l.end = now
+	if !r.long && l.stopped == "" && now-l.t0 < l.Cfg.Duration {
+		return fs, []Launch{l.launch(now, false, false)}
+	}
+	return fs, nil
+}
+
+// Stop ends the run early: nothing new is sent; the caller aborts the
+// requests in flight (InFlight) and reports their End.
+func (l *Loop) Stop(why string) {
+	if l.stopped == "" {
+		l.stopped = why
+	}
+}
+
+// InFlight lists the requests not yet ended.
+func (l *Loop) InFlight() []int {
+	ids := make([]int, 0, len(l.inFlight))
+	for id := range l.inFlight {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Done reports whether the run is over: nothing in flight and nothing more
+// to send.
+func (l *Loop) Done() bool {
+	return len(l.inFlight) == 0 && (l.stopped != "" || (l.loading && l.injected))
+}
+
+// Frames is the number of token frames of the timed run so far.
+func (l *Loop) Frames() int { return len(l.frames) }
+
+// Result is the run as a lab JSON: run.py's config, summary (sim.SummariseLab,
+// the script's own analysis) and gaps, with servelab's frames, requests and
+// warnings.
+func (l *Loop) Result() *sim.Measured {
+	inject := l.inject
+	if !l.injected {
+		inject = l.end - l.t0
+	}
+	wall := l.end - l.t0
+	run := sim.LabRun{Label: l.Cfg.Label, BaseURL: l.Cfg.BaseURL, ShortConcurrency: l.Cfg.ShortConcurrency,
+		LongInputLen: l.Cfg.LongInputLen, Inject: inject, Arrivals: l.arrivals, Long: l.long, Short: l.short, Wall: wall}
+	m := &sim.Measured{Config: l.Cfg, Summary: sim.SummariseLab(run), Gaps: sim.GapsFrom(l.arrivals, inject)}
+	x := &sim.Extra{Interrupted: l.stopped != ""}
+	reqs := slices.Clone(l.reqs)
+	slices.SortFunc(reqs, func(a, b loopReq) int { return a.id - b.id })
+	fewer, okN, bundled, noUsage, malformed := 0, 0, 0, 0, 0
+	example := ""
+	for _, r := range reqs {
+		x.Requests = append(x.Requests, r.res)
+		malformed += r.timing.Malformed
+		if !r.res.OK {
+			continue
+		}
+		okN++
+		if r.res.Tokens < r.max {
+			if fewer++; example == "" {
+				example = fmt.Sprintf("%d of %d", r.res.Tokens, r.max)
+			}
+		}
+		if r.timing.Bundled {
+			bundled++
+		}
+		if !r.timing.Usage {
+			noUsage++
+		}
+	}
+	if l.stopped != "" {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("the run stopped early (%s) at t+%.1fs: the summary covers only what was measured", l.stopped, wall))
+		if !l.injected {
+			x.Warnings = append(x.Warnings, "the long prompt was never injected: every gap counts as quiet")
+		}
+	}
+	if fewer > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d of %d responses produced fewer tokens than max_tokens (e.g. %s): the server may not honour ignore_eos, so the load was lighter than asked", fewer, okN, example))
+	}
+	if bundled > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d responses had frames carrying several tokens: the gaps are per frame, not per token", bundled))
+	}
+	if okN > 0 && noUsage == okN {
+		x.Warnings = append(x.Warnings, "the server sent no usage in its chunks: tokens per frame are assumed to be 1")
+	}
+	if malformed > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d data lines were not JSON and were skipped", malformed))
+	}
+	frames := slices.Clone(l.frames)
+	slices.SortStableFunc(frames, func(a, b sim.Frame) int {
+		if a.TRelInject != b.TRelInject {
+			if a.TRelInject < b.TRelInject {
+				return -1
+			}
+			return 1
+		}
+		return a.Stream - b.Stream
+	})
+	for i := range frames {
+		frames[i].TRelInject -= inject
+	}
+	x.Frames = frames
+	m.Extra = x
+	return m
+}
+
+// EdgeLimits is what the proxy's GET /api/info says of its limits.
+type EdgeLimits struct {
+	Proxy        string  `json:"proxy"`
+	MaxBodyBytes int64   `json:"max_body_bytes"`
+	MaxTokens    int     `json:"max_tokens"`
+	RatePerMin   float64 `json:"rate_limit_per_minute"`
+	RateBurst    float64 `json:"rate_limit_burst"`
+}
+
+// EdgeWorkload fits the lab knobs of s to the proxy's limits: output lengths
+// within max_tokens and the long prompt within the body limit (6 bytes a
+// word plus the request's other fields). maxConns bounds the streams in
+// flight (a browser opens at most 6 HTTP/1.1 connections to one host; 0:
+// no bound). The notes say what was changed.
+func EdgeWorkload(s State, lim EdgeLimits, maxConns int) (sim.LabWorkload, []string) {
+	w := labWorkload(s)
+	var notes []string
+	if lim.MaxTokens > 0 {
+		if w.ShortOutputLen > lim.MaxTokens {
+			notes = append(notes, fmt.Sprintf("output length %d → %d (the proxy's max_tokens)", w.ShortOutputLen, lim.MaxTokens))
+			w.ShortOutputLen = lim.MaxTokens
+		}
+		if w.LongOutputLen > lim.MaxTokens {
+			notes = append(notes, fmt.Sprintf("long output %d → %d (the proxy's max_tokens)", w.LongOutputLen, lim.MaxTokens))
+			w.LongOutputLen = lim.MaxTokens
+		}
+	}
+	if lim.MaxBodyBytes > 0 {
+		words := int((lim.MaxBodyBytes - 512) / 6)
+		if words < 1 {
+			words = 1
+		}
+		if w.LongInputLen > words {
+			notes = append(notes, fmt.Sprintf("long prompt %d → %d tokens (the proxy's %d-byte body limit)", w.LongInputLen, words, lim.MaxBodyBytes))
+			w.LongInputLen = words
+		}
+		if w.ShortInputLen > words {
+			notes = append(notes, fmt.Sprintf("prompt length %d → %d tokens (the proxy's body limit)", w.ShortInputLen, words))
+			w.ShortInputLen = words
+		}
+	}
+	if maxConns > 0 && w.ShortConcurrency+w.LongCount > maxConns {
+		n := max(1, maxConns-w.LongCount)
+		notes = append(notes, fmt.Sprintf("short streams %d → %d (a browser holds at most %d connections to one HTTP/1.1 host)", w.ShortConcurrency, n, maxConns))
+		w.ShortConcurrency = n
+	}
+	return w, notes
+}
+
+// EdgeDefaults are the lab knobs a measurement through the edge proxy
+// starts from: small enough for the proxy's default limits (4 streams for
+// 10 s is about 20 requests of 256 tokens against a burst of 20 and 60 a
+// minute), with a long prompt that fits a 64 KiB body.
+var EdgeDefaults = map[string]float64{"streams": 4, "prompt": 128, "output": 256, "long": 8000, "longout": 16, "duration": 10, "inject": 4}
+
+// ApplyEdgeDefaults sets s's lab knobs to EdgeDefaults where they still
+// hold the lab script's defaults (a link's own choices are kept).
+func ApplyEdgeDefaults(s *State) {
+	for k, v := range EdgeDefaults {
+		if s.Num[k] == defaultOf(k) {
+			s.set(k, v)
+		}
+	}
+}
+
+func defaultOf(key string) float64 {
+	for _, p := range Params {
+		if p.Key == key {
+			return p.Def
+		}
+	}
+	return 0
+}

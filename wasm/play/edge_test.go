@@ -1,0 +1,287 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"servelab/sim"
+)
+
+func TestSSEParserSplitsAndStamps(t *testing.T) {
+	// One stream cut at awkward places: inside "data:", inside a CRLF,
+	// inside the JSON; a comment, an id line, no space after "data:".
+	chunks := []string{
+		": keep-alive\r\n\r\nda",
+		"ta: {\"a\":1}\r",
+		"\n\r\nid: 7\ndata:{\"b\":2}\n\nevent: error\ndata: {\"c\"",
+		":3}\n\ndata: [DONE]\n\n",
+	}
+	var p SSEParser
+	var got []SSELine
+	for i, c := range chunks {
+		got = append(got, p.Feed([]byte(c), float64(i))...)
+	}
+	want := []SSELine{{T: 1, Data: []byte(`{"a":1}`)}, {T: 2, Data: []byte(`{"b":2}`)}, {T: 3, Event: "error", Data: []byte(`{"c":3}`)}, {T: 3, Data: []byte("[DONE]")}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines %v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].T != want[i].T || got[i].Event != want[i].Event || string(got[i].Data) != string(want[i].Data) {
+			t.Errorf("line %d = {%g %q %s}, want {%g %q %s}", i, got[i].T, got[i].Event, got[i].Data, want[i].T, want[i].Event, want[i].Data)
+		}
+	}
+	// A last line without its newline comes out at Flush.
+	p.Feed([]byte("data: tail"), 4)
+	if f := p.Flush(5); len(f) != 1 || string(f[0].Data) != "tail" || f[0].T != 5 {
+		t.Errorf("Flush = %v", f)
+	}
+}
+
+func TestSSEParserByteByByte(t *testing.T) {
+	stream := "data: {\"choices\":[{\"text\":\"x\"}]}\r\n\r\ndata: {\"choices\":[{\"text\":\"y\"}]}\n\n"
+	var p SSEParser
+	var n int
+	for i := 0; i < len(stream); i++ {
+		for _, l := range p.Feed([]byte{stream[i]}, float64(i)) {
+			n++
+			if !json.Valid(l.Data) {
+				t.Errorf("line %q is not the whole frame", l.Data)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d lines, want 2", n)
+	}
+}
+
+func TestStreamTimingFrames(t *testing.T) {
+	s := StreamTiming{Start: 10}
+	feed := func(t0 float64, lines ...string) []TokenFrame {
+		return s.Feed([]byte("data: "+strings.Join(lines, "\n\ndata: ")+"\n\n"), t0)
+	}
+	// Role-only chat chunk, then content; usage cumulative; a usage-only chunk.
+	var fs []TokenFrame
+	fs = append(fs, feed(10.5, `{"choices":[{"delta":{"role":"assistant"}}]}`)...)
+	fs = append(fs, feed(11, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)...)
+	fs = append(fs, feed(11.25, `{"choices":[{"text":"bc"}],"usage":{"completion_tokens":3}}`, `not json`)...)
+	fs = append(fs, feed(12, `{"choices":[],"usage":{"completion_tokens":3}}`)...)
+	fs = append(fs, feed(12.5, `[DONE]`, `{"choices":[{"text":"after done"}]}`)...)
+	if len(fs) != 2 {
+		t.Fatalf("frames %+v, want 2 (role-only, usage-only and after-[DONE] are no tokens)", fs)
+	}
+	if !fs[0].First || fs[0].T != 11 || fs[0].Tokens != 1 || fs[1].First || fs[1].Gap != 0.25 || fs[1].Tokens != 2 {
+		t.Errorf("frames %+v", fs)
+	}
+	if !s.Done || s.Chunks != 2 || s.OutputTokens() != 3 || !s.Bundled || s.Malformed != 1 || !s.Usage {
+		t.Errorf("timing %+v", s)
+	}
+	// A mid-stream error frame fails the request; nothing after it counts.
+	e := StreamTiming{}
+	e.Feed([]byte("data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"error\":{\"message\":\"boom\"}}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"), 1)
+	if e.Err != "error frame: boom" || e.Chunks != 1 {
+		t.Errorf("error frame: %+v", e)
+	}
+}
+
+// fakeServer answers the loop's requests on a virtual clock: each stream
+// sends a token every `tick` seconds, except that the long prompt's prefill
+// stalls every stream for `stall` seconds from the moment it arrives.
+type fakeServer struct {
+	tick, stall float64
+}
+
+type pending struct {
+	id      int
+	long    bool
+	left    int
+	next    float64
+	started bool
+}
+
+func runLoop(t *testing.T, l *Loop, srv fakeServer, status func(id int) int) *sim.Measured {
+	t.Helper()
+	now := 100.0
+	var inflight []*pending
+	add := func(ls []Launch) {
+		for _, x := range ls {
+			var b struct {
+				MaxTokens     int             `json:"max_tokens"`
+				Stream        bool            `json:"stream"`
+				IgnoreEOS     bool            `json:"ignore_eos"`
+				StreamOptions map[string]bool `json:"stream_options"`
+				Prompt        string          `json:"prompt"`
+			}
+			if err := json.Unmarshal(x.Body, &b); err != nil || !b.Stream || !b.IgnoreEOS || !b.StreamOptions["include_usage"] || b.Prompt == "" {
+				t.Fatalf("request body %s", x.Body)
+			}
+			inflight = append(inflight, &pending{id: x.ID, long: x.Long, left: b.MaxTokens, next: now + srv.tick})
+		}
+	}
+	add(l.Start(now))
+	stallUntil := 0.0
+	for steps := 0; !l.Done(); steps++ {
+		if steps > 1e6 {
+			t.Fatalf("the loop never finished: now %g, %d pending, in flight %v, stopped %q", now, len(inflight), l.InFlight(), l.Stopped())
+		}
+		for _, x := range l.Tick(now) {
+			stallUntil = now + srv.stall
+			add([]Launch{x})
+		}
+		// The next event: the earliest token due.
+		next := math.Inf(1)
+		for _, p := range inflight {
+			next = math.Min(next, math.Max(p.next, stallUntil))
+		}
+		if _, ok := l.Inject(); !ok {
+			if loading, t0 := l.Loading(); loading {
+				next = math.Min(next, t0+l.Cfg.InjectAfter)
+			}
+		}
+		now = next
+		// Requests sent while this instant is handled join after it.
+		before := len(inflight)
+		var keep []*pending
+		for _, p := range inflight[:before] {
+			if math.Max(p.next, stallUntil) > now {
+				keep = append(keep, p)
+				continue
+			}
+			if st := status(p.id); st != 200 {
+				_, ls := l.End(p.id, now, st, "")
+				add(ls)
+				continue
+			}
+			p.left--
+			data := fmt.Sprintf("data: {\"choices\":[{\"text\":\"t\"}],\"usage\":{\"completion_tokens\":%d}}\n\n", 1)
+			if p.left == 0 {
+				data += "data: {\"choices\":[],\"usage\":{\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"
+			}
+			// Split every frame in two chunks read at the same instant.
+			l.Chunk(p.id, []byte(data[:7]), now)
+			l.Chunk(p.id, []byte(data[7:]), now)
+			if p.left == 0 {
+				_, ls := l.End(p.id, now, 200, "")
+				add(ls)
+				continue
+			}
+			p.next = now + srv.tick
+			keep = append(keep, p)
+		}
+		inflight = append(keep, inflight[before:]...)
+	}
+	return l.Result()
+}
+
+func testLoopConfig() sim.LabConfig {
+	c := sim.DefaultLabConfig()
+	c.Model, c.Label, c.Warmup = "m", "edge-test", 1
+	c.ShortConcurrency, c.ShortInputLen, c.ShortOutputLen = 3, 8, 10
+	c.LongInputLen, c.LongOutputLen, c.LongCount = 50, 2, 1
+	c.Duration, c.InjectAfter = 2, 0.5
+	return c
+}
+
+func TestLoopClosedLoopAndSummary(t *testing.T) {
+	l, err := NewLoop(testLoopConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := runLoop(t, l, fakeServer{tick: 0.02, stall: 0.3}, func(int) int { return 200 })
+	s := m.Summary
+	// Every short stream keeps running until the duration: 3 streams of 10
+	// tokens at 20 ms are 5 requests a second each, less the stall.
+	if s.ShortCompleted < 3*8 || s.ShortFailed != 0 || s.LongFailed != 0 {
+		t.Errorf("short completed %d failed %d, long failed %d", s.ShortCompleted, s.ShortFailed, s.LongFailed)
+	}
+	// The stall is the worst gap: 0.3 s plus up to one tick, right after injection.
+	if s.WorstGap < 0.3 || s.WorstGap > 0.32+1e-9 || s.WorstGapOffset < 0 || s.WorstGapOffset > 0.35 {
+		t.Errorf("worst gap %g at %+g, want the 0.3 s stall just after injection", s.WorstGap, s.WorstGapOffset)
+	}
+	if math.Abs(s.ITLQuietP50-0.02) > 1e-9 {
+		t.Errorf("quiet p50 %g, want the 20 ms tick", s.ITLQuietP50)
+	}
+	// The summary is sim.SummariseLab of the gaps: recompute from the file.
+	again := sim.SummariseLab(sim.LabRun{Label: s.Label, BaseURL: s.BaseURL, ShortConcurrency: 3, LongInputLen: 50,
+		Arrivals: m.Arrivals(), Long: []sim.StreamResult{{OK: true, TTFT: s.LongTTFT}}, Short: m.Extra.Requests[:0], Wall: s.Wall})
+	if again.WorstGap != s.WorstGap || again.ITLP99 != s.ITLP99 || again.TokensObserved != s.TokensObserved {
+		t.Errorf("summary %+v differs from SummariseLab of its gaps %+v", s, again)
+	}
+	// Each completed short request gives 9 gaps (its first token is none).
+	if s.TokensObserved != 9*s.ShortCompleted {
+		t.Errorf("tokens observed %d for %d completed short requests of 10 tokens", s.TokensObserved, s.ShortCompleted)
+	}
+	if m.Extra.Interrupted || len(m.Extra.Frames) == 0 || m.Config.Warmup != 1 {
+		t.Errorf("extra %+v, config %+v", m.Extra.Interrupted, m.Config)
+	}
+	if _, err := json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoopStopsOnRepeatedFailures(t *testing.T) {
+	l, err := NewLoop(testLoopConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The warmup (id 0) and the first 3 load requests work; then every request gets 429.
+	m := runLoop(t, l, fakeServer{tick: 0.02}, func(id int) int {
+		if id < 4 {
+			return 200
+		}
+		return 429
+	})
+	if l.Stopped() == "" || !strings.Contains(l.Stopped(), "HTTP 429") || !m.Extra.Interrupted {
+		t.Errorf("stopped %q, interrupted %v", l.Stopped(), m.Extra.Interrupted)
+	}
+	if m.Summary.ShortFailed < maxFailRun || m.Summary.ShortCompleted != 3 {
+		t.Errorf("short failed %d completed %d", m.Summary.ShortFailed, m.Summary.ShortCompleted)
+	}
+}
+
+func TestLoopRejectsBadWorkload(t *testing.T) {
+	c := testLoopConfig()
+	c.InjectAfter = c.Duration
+	if _, err := NewLoop(c); err == nil {
+		t.Error("inject-after = duration accepted")
+	}
+	c = testLoopConfig()
+	c.Model = ""
+	if _, err := NewLoop(c); err == nil {
+		t.Error("no model accepted")
+	}
+}
+
+func TestEdgeWorkloadFitsLimits(t *testing.T) {
+	s := DefaultState()
+	s.Workload = "lab"
+	ApplyEdgeDefaults(&s)
+	if s.I("streams") != 4 || s.F("duration") != 10 {
+		t.Fatalf("edge defaults not applied: %v", s.Num)
+	}
+	s.set("long", 32000)
+	s.set("streams", 16)
+	w, notes := EdgeWorkload(s, EdgeLimits{MaxBodyBytes: 65536, MaxTokens: 128}, 6)
+	if w.ShortOutputLen != 128 || w.LongInputLen*6+512 > 65536 || w.ShortConcurrency != 5 || len(notes) != 3 {
+		t.Errorf("workload %+v, notes %q", w, notes)
+	}
+	// The body the loop sends for that long prompt fits the limit.
+	c := sim.DefaultLabConfig()
+	c.LabWorkload, c.Model = w, "some-model-name"
+	l, err := NewLoop(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Warmup = 0
+	if l, err = NewLoop(c); err != nil {
+		t.Fatal(err)
+	}
+	l.Start(0)
+	if ls := l.Tick(c.InjectAfter); len(ls) != 1 || int64(len(ls[0].Body)) > 65536 {
+		t.Errorf("long request body %d bytes", len(ls[0].Body))
+	}
+}
