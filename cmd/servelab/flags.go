@@ -70,15 +70,11 @@ type engineFlags struct {
 	blockSize      int
 	utilization    float64
 	onFull         string
-	prefillGPUs    int
-	decodeGPUs     int
-	linkGBs        float64
-	router         string
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	f := &engineFlags{}
-	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only, or disaggregated (with --prefill-gpus/--decode-gpus)")
+	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only (goodput also takes disaggregated)")
 	fs.IntVar(&f.budget, "budget", 0, "chunked: per-step token budget (counts decodes, default 2048); prefill-first: max prefill tokens per step (default 32768)")
 	fs.BoolVar(&f.excludeDecodes, "budget-excludes-decodes", false, "chunked: the budget limits only prefill tokens (the lecture's reading)")
 	fs.BoolVar(&f.ideal, "ideal", false, "no memory or sequence limits (the lecture's idealised engine)")
@@ -86,6 +82,18 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	fs.IntVar(&f.blockSize, "block-size", 16, "tokens per KV-cache block")
 	fs.Float64Var(&f.utilization, "gpu-memory-utilization", sim.DefaultUtilization, "fraction of GPU memory for weights + KV cache")
 	fs.StringVar(&f.onFull, "on-full", "preempt", "when the KV cache is full: preempt (recompute the newest sequence) or wait (reserve whole requests up front)")
+	return f
+}
+
+// clusterFlags describe a disaggregated deployment (--policy disaggregated).
+type clusterFlags struct {
+	prefillGPUs, decodeGPUs int
+	linkGBs                 float64
+	router                  string
+}
+
+func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
+	f := &clusterFlags{}
 	fs.IntVar(&f.prefillGPUs, "prefill-gpus", 2, "disaggregated: prefill instances")
 	fs.IntVar(&f.decodeGPUs, "decode-gpus", 1, "disaggregated: decode instances")
 	fs.Float64Var(&f.linkGBs, "link-gbs", 0, "disaggregated: KV transfer bandwidth in GB/s (default: the GPU's scale-up link)")
@@ -93,15 +101,11 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	return f
 }
 
-// disaggregated reports whether the policy names a prefill/decode split.
-func (f *engineFlags) disaggregated() bool { return f.policy == "disaggregated" }
-
-// cluster builds the disaggregated deployment; each instance gets the engine limits.
-func (f *engineFlags) cluster(step sim.StepModel) (sim.Cluster, error) {
-	saved := f.policy
-	f.policy = "prefill-only" // the limits are per instance; the policy is fixed by the role
-	cfg, err := f.config(step)
-	f.policy = saved
+// cluster builds the disaggregated deployment; each instance gets ef's limits.
+func (f *clusterFlags) cluster(ef *engineFlags, step sim.StepModel) (sim.Cluster, error) {
+	one := *ef
+	one.policy = "prefill-only" // the limits are per instance; each instance's policy follows its role
+	cfg, err := one.config(step)
 	if err != nil {
 		return sim.Cluster{}, err
 	}
@@ -113,7 +117,7 @@ func (f *engineFlags) cluster(step sim.StepModel) (sim.Cluster, error) {
 		return sim.Cluster{}, fmt.Errorf("--link-gbs must be in [0, 1e6], got %g", f.linkGBs)
 	}
 	return sim.Cluster{Step: step, Prefill: f.prefillGPUs, Decode: f.decodeGPUs, LinkBW: f.linkGBs * 1e9,
-		Router: router, Limits: cfg.Limits, PrefillMaxTokens: f.budget}, nil
+		Router: router, Limits: cfg.Limits, PrefillMaxTokens: ef.budget}, nil
 }
 
 // config builds the engine configuration for the step model.

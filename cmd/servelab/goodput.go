@@ -15,6 +15,7 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("goodput", "--policy P --ttft-slo S --tpot-slo S [--attainment 0.9] [--json]", stderr)
 	sf := addStepFlags(fs)
 	ef := addEngineFlags(fs)
+	cf := addClusterFlags(fs)
 	wf := addWorkloadFlags(fs)
 	ttft := fs.Float64("ttft-slo", 0.1, "TTFT objective, seconds (0: not checked)")
 	tpot := fs.Float64("tpot-slo", 0.015, "TPOT objective, seconds (0: not checked)")
@@ -36,8 +37,8 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}
-	if ef.disaggregated() {
-		return disaggregatedGoodput(ef, wf, step, slo, *target, *hi, *searchGPUs, *asJSON, stdout)
+	if ef.policy == "disaggregated" {
+		return disaggregatedGoodput(cf, ef, wf, step, slo, *target, *hi, *searchGPUs, *asJSON, stdout)
 	}
 	cfg, err := ef.config(step)
 	if err != nil {
@@ -68,8 +69,8 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 
 // disaggregatedGoodput is goodput for x prefill + y decode instances, or with
 // searchGPUs > 0 the lecture's search for the best split under that many GPUs.
-func disaggregatedGoodput(ef *engineFlags, wf *workloadFlags, step sim.StepModel, slo sim.SLO, target, hi float64, searchGPUs int, asJSON bool, stdout io.Writer) error {
-	c, err := ef.cluster(step)
+func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, step sim.StepModel, slo sim.SLO, target, hi float64, searchGPUs int, asJSON bool, stdout io.Writer) error {
+	c, err := cf.cluster(ef, step)
 	if err != nil {
 		return err
 	}
