@@ -215,6 +215,21 @@ func TestTraceReplay(t *testing.T) {
 	}
 }
 
+func TestDisaggregatedSim(t *testing.T) {
+	code, out, errs := cli(t, "sim", "--policy", "disaggregated", "--prefill-gpus", "2", "--decode-gpus", "1", "--rate", "60", "--requests", "300", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got simFigures
+	json.Unmarshal([]byte(out), &got)
+	if got.Completed != 300 || !strings.HasPrefix(got.Policy, "disaggregated 2P+1D") || got.TPOTP90 <= 0 {
+		t.Fatalf("disaggregated sim: %+v", got)
+	}
+	if code, _, errs := cli(t, "sim", "--policy", "disaggregated", "--workload", "lab"); code == 0 || !strings.Contains(errs, "one engine") {
+		t.Errorf("lab on a cluster: exit %d, %q", code, errs)
+	}
+}
+
 func TestDisaggregatedGoodput(t *testing.T) {
 	code, out, errs := cli(t, "goodput", "--policy", "disaggregated", "--prefill-gpus", "2", "--decode-gpus", "1", "--requests", "300", "--json")
 	if code != 0 {

@@ -74,7 +74,7 @@ type engineFlags struct {
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	f := &engineFlags{}
-	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only (goodput also takes disaggregated)")
+	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only, or disaggregated (with --prefill-gpus, --decode-gpus)")
 	fs.IntVar(&f.budget, "budget", 0, "chunked: per-step token budget (counts decodes, default 2048); prefill-first: max prefill tokens per step (default 32768)")
 	fs.BoolVar(&f.excludeDecodes, "budget-excludes-decodes", false, "chunked: the budget limits only prefill tokens (the lecture's reading)")
 	fs.BoolVar(&f.ideal, "ideal", false, "no memory or sequence limits (the lecture's idealised engine)")

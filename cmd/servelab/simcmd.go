@@ -89,6 +89,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim", "[--workload poisson|lab] [flags] [--json]", stderr)
 	sf := addStepFlags(fs)
 	ef := addEngineFlags(fs)
+	cf := addClusterFlags(fs)
 	wf := addWorkloadFlags(fs)
 	lf := addLabFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -102,21 +103,36 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if lf.active() {
 		return runLabSim(lf, ef, step, *asJSON, stdout)
 	}
-	cfg, err := ef.config(step)
-	if err != nil {
-		return err
-	}
 	reqs, err := wf.requestsAt(wf.rate)
 	if err != nil {
 		return err
 	}
-	cfg.RecordTokens = true
-	out, err := sim.Run(cfg, reqs)
-	if err != nil {
-		return err
+	var out *sim.Outcome
+	policy := ef.policy
+	if policy == "disaggregated" {
+		c, err := cf.cluster(ef, step)
+		if err != nil {
+			return err
+		}
+		c.RecordTokens = true
+		co, err := sim.RunDisaggregated(c, reqs)
+		if err != nil {
+			return err
+		}
+		out, policy = &co.Outcome, fmt.Sprintf("disaggregated %s", c)
+	} else {
+		cfg, err := ef.config(step)
+		if err != nil {
+			return err
+		}
+		cfg.RecordTokens = true
+		if out, err = sim.Run(cfg, reqs); err != nil {
+			return err
+		}
+		policy = cfg.Policy.Name()
 	}
 	s := sim.Summarize(out.Results)
-	f := simFigures{Policy: cfg.Policy.Name(), Model: step.Model.Name, GPU: step.GPU.Name,
+	f := simFigures{Policy: policy, Model: step.Model.Name, GPU: step.GPU.Name,
 		TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99,
 		TPOTP50: s.TPOTP50, TPOTP90: s.TPOTP90, TPOTP99: s.TPOTP99,
 		ITLP50: s.ITLP50, ITLP90: s.ITLP90, ITLP99: s.ITLP99, ITLMax: s.ITLMax,

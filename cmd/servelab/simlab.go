@@ -42,6 +42,9 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	if f.workload != "lab" && f.workload != "poisson" {
 		return fmt.Errorf("--workload must be poisson or lab, got %q", f.workload)
 	}
+	if ef.policy == "disaggregated" {
+		return fmt.Errorf("the lab workload runs on one engine; --policy disaggregated takes Poisson arrivals or a --trace")
+	}
 	w := f.w
 	if f.like != "" {
 		file, err := os.Open(f.like)
