@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
 	"servelab/hwspecs"
 	"servelab/modelspecs"
@@ -336,7 +337,7 @@ func TestCompareReadsVLLMBenchResults(t *testing.T) {
 	os.WriteFile(v, []byte(`{"backend":"vllm","duration":2,"completed":2,"itls":[[0.010,0.012],[0.011,0.900]],"errors":["",""]}`), 0o644)
 	m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.SummariseLab(sim.LabRun{Label: "mine", Arrivals: []sim.Arrival{{T: 1, Gap: 0.01}, {T: 2, Gap: 0.09}}, Inject: 1.5, Wall: 2})}
 	mine := filepath.Join(dir, "mine.json")
-	if err := writeMeasured(mine, m); err != nil {
+	if err := labclient.SaveMeasured(mine, m); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := cli(t, "compare", mine, v)

@@ -96,7 +96,7 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.JSON != "" {
-		if err := writeMeasured(o.JSON, res.Measured); err != nil {
+		if err := labclient.SaveMeasured(o.JSON, res.Measured); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", o.JSON)
@@ -117,26 +117,6 @@ func hostPort(host string, port int) string {
 		host = "[" + host + "]"
 	}
 	return host + ":" + strconv.Itoa(port)
-}
-
-// writeMeasured writes a measured-JSON file atomically enough: a temporary
-// file renamed into place, so an interrupted write never leaves half a file.
-func writeMeasured(path string, m *sim.Measured) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteMeasured(f, m); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // readMeasuredFile reads a measured-JSON file written by run.py or servelab.

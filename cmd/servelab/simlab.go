@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"servelab/cmd/internal/labclient"
 	"servelab/sim"
 )
 
@@ -77,15 +78,7 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 		c.BaseURL, c.Model, c.Label = s.BaseURL, step.Model.Name, s.Label
 		c.LabWorkload, c.Warmup, c.JSON = w, 0, f.save
 		m := &sim.Measured{Config: c, Summary: s, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
-		file, err := os.Create(f.save)
-		if err != nil {
-			return err
-		}
-		if err := sim.WriteMeasured(file, m); err != nil {
-			file.Close()
-			return err
-		}
-		if err := file.Close(); err != nil {
+		if err := labclient.SaveMeasured(f.save, m); err != nil {
 			return err
 		}
 	}

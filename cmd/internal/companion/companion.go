@@ -418,7 +418,7 @@ func (s *Server) execute(ctx context.Context, ru *run, o labclient.Options) {
 		state, msg = "interrupted", "stopped early: "+fmt.Sprint(res.Stop)
 	}
 	if s.cfg.RunsDir != "" {
-		if err := saveMeasured(filepath.Join(s.cfg.RunsDir, ru.id+".json"), res.Measured); err != nil {
+		if err := labclient.SaveMeasured(filepath.Join(s.cfg.RunsDir, ru.id+".json"), res.Measured); err != nil {
 			msg = strings.TrimPrefix(msg+"; ", "; ") + "could not save the run: " + err.Error()
 		}
 	}
@@ -430,23 +430,6 @@ func (s *Server) logf(format string, a ...any) {
 	if s.cfg.Log != nil {
 		fmt.Fprintf(s.cfg.Log, format, a...)
 	}
-}
-
-func saveMeasured(path string, m *sim.Measured) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteMeasured(f, m); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // runInfo is one entry of GET /api/runs.

@@ -3,6 +3,7 @@ package labclient
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -134,4 +135,24 @@ of a prefill, only how many iterations it is spread over. If TTFT got
 much WORSE with chunking, your chunk is below the roofline ridge point
 and each chunk is re-streaming the weights for too few tokens — raise it.
 `)
+}
+
+// SaveMeasured writes a measured-JSON file through a temporary file renamed
+// into place, so an interrupted write never leaves half a file.
+func SaveMeasured(path string, m *sim.Measured) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteMeasured(f, m); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
