@@ -88,7 +88,7 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	labclient.Report(stdout, res.Measured.Summary)
+	labclient.Report(stdout, res.Measured.Summary, "measured")
 	if x := res.Measured.Extra; x != nil && len(x.Warnings) > 0 {
 		fmt.Fprintln(stdout)
 		for _, w := range x.Warnings {

@@ -87,25 +87,9 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	}
 	fmt.Fprintf(stdout, "Simulated lab run, %s: %d short streams (%d in / %d out), %d x %d-token prompt at t+%gs of %gs\n",
 		s.Label, w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen, w.LongCount, w.LongInputLen, w.InjectAfter, w.Duration)
-	fmt.Fprintln(stdout, "\nInter-token latency, ms — simulated")
-	table(stdout, []string{"window", "p50", "p90", "p99", "max"}, [][]string{
-		{"whole run", ms1(s.ITLP50), ms1(s.ITLP90), ms1(s.ITLP99), ms1(s.ITLMax)},
-		{"before injection", ms1(s.ITLQuietP50), "", ms1(s.ITLQuietP99), ""},
-		{"during long prefill", ms1(s.ITLDuringP50), "", ms1(s.ITLDuringP99), ms1(s.ITLDuringMax)},
-		{"after", "", "", ms1(s.ITLAfterP99), ""},
-	})
-	fmt.Fprintf(stdout, "\nworst gap %s ms, %+.2f s from injection\n", ms1(s.WorstGap), s.WorstGapOffset)
-	fmt.Fprintf(stdout, "spike ratio %.1fx the quiet-window median ITL\n", s.SpikeRatio)
-	fmt.Fprintf(stdout, "long-prompt TTFT %s ms (%d prompt tokens)\n", ms1(s.LongTTFT), s.LongInputLen)
-	if s.LongFailed > 0 {
-		fmt.Fprintf(stdout, "  WARNING: %d long request(s) FAILED -- %s\n", s.LongFailed, s.LongError)
-	}
-	fmt.Fprintf(stdout, "short requests %d ok, %d failed, %.1f tok/s aggregate over %.1fs\n", s.ShortCompleted, s.ShortFailed, s.OutputTokS, s.Wall)
+	labclient.Report(stdout, s, "simulated")
 	if c := sim.Count(out.Outcome.Results); c.Preemptions > 0 || c.Rejected > 0 {
 		fmt.Fprintf(stdout, "engine: %s\n", c)
 	}
 	return nil
 }
-
-// ms1 formats seconds as milliseconds with one decimal, as run.py does.
-func ms1(s float64) string { return fmt.Sprintf("%.1f", s*1e3) }

@@ -321,7 +321,7 @@ func TestValidate(t *testing.T) {
 func TestReportMatchesScriptLayout(t *testing.T) {
 	var b bytes.Buffer
 	Report(&b, sim.LabSummary{Label: "it's", ITLP50: 0.0067, ITLMax: 0.5262, WorstGap: 0.5262, WorstGapOffset: 0.53, SpikeRatio: 78.2,
-		LongTTFT: 0.524, LongInputLen: 16000, LongFailed: 1, LongError: "HTTP 400", ShortCompleted: 16, OutputTokS: 1013.4, Wall: 4.03})
+		LongTTFT: 0.524, LongInputLen: 16000, LongFailed: 1, LongError: "HTTP 400", ShortCompleted: 16, OutputTokS: 1013.4, Wall: 4.03}, "measured")
 	out := b.String()
 	for _, want := range []string{
 		"\nInter-token latency, ms — measured, label=\"it's\"\n             window  p50  p90  p99    max\n-------------------  ---  ---  ---  -----\n          whole run  6.7  0.0  0.0  526.2\n",

@@ -74,8 +74,10 @@ func pyRepr(s string) string {
 	return b.String()
 }
 
-// Report prints one run's summary exactly as the script's report_one does.
-func Report(w io.Writer, s sim.LabSummary) {
+// Report prints one run's summary exactly as the script's report_one does;
+// source names where the figures came from ("measured", or "simulated" for
+// `servelab sim --workload lab`).
+func Report(w io.Writer, s sim.LabSummary, source string) {
 	if s.Error != "" {
 		fmt.Fprintf(w, "\n%s\n", s.Error)
 		return
@@ -85,7 +87,7 @@ func Report(w io.Writer, s sim.LabSummary) {
 		{"before injection", msf(s.ITLQuietP50), "", msf(s.ITLQuietP99), ""},
 		{"during long prefill", msf(s.ITLDuringP50), "", msf(s.ITLDuringP99), msf(s.ITLDuringMax)},
 		{"after", "", "", msf(s.ITLAfterP99), ""},
-	}, fmt.Sprintf("Inter-token latency, ms — measured, label=%s", pyRepr(s.Label)))
+	}, fmt.Sprintf("Inter-token latency, ms — %s, label=%s", source, pyRepr(s.Label)))
 	fmt.Fprintf(w, "\nworst gap %s ms, %+.2f s from injection\n", msf(s.WorstGap), s.WorstGapOffset)
 	fmt.Fprintf(w, "spike ratio %.1fx the quiet-window median ITL\n", s.SpikeRatio)
 	fmt.Fprintf(w, "long-prompt TTFT %s ms (%d prompt tokens)\n", msf(s.LongTTFT), s.LongInputLen)
