@@ -556,8 +556,11 @@ func (a *App) installAPI() {
 		p := snap()
 		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
 			"reducedMotion": a.reduced, "projector": p.projector,
-			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning}
+			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning,
+			"liveEdge": p.liveEdge}
 	})
+	// liveResult is the last measurement through the edge proxy as lab JSON ("" before one ended).
+	fn("liveResult", func([]js.Value) any { return snap().liveJSON })
 	api.Set("ready", true)
 	api.Set("version", "1")
 	a.win.Set("servelab", api)

@@ -28,6 +28,16 @@ type liveState struct {
 	inject    float64 // the measurement's injection time on its own clock
 	overlay   *play.Overlay
 	frames    int
+	// The edge proxy (the Cloudflare Worker): no companion, so the page runs
+	// the closed loop itself (edge.go).
+	edge     *play.EdgeLimits
+	loop     *play.Loop
+	loopGen  int              // bumps per edge run: callbacks of an old run are ignored
+	aborts   map[int]js.Value // AbortController per request in flight
+	aborting bool
+	lastProg float64
+	edgeJSON string
+	edgeName string
 }
 
 type liveLab struct {
@@ -78,11 +88,12 @@ func (a *App) fetchJSON(url string, init map[string]any, done func(status int, b
 // JSON) and the live controls stay hidden.
 func (a *App) probeLive() {
 	a.fetchJSON("api/health", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
-		a.live.probed = true
-		defer a.publish()
 		if err != nil || status != 200 {
+			a.probeEdge() // not the companion: perhaps the edge proxy
 			return
 		}
+		a.live.probed = true
+		defer a.publish()
 		var h struct {
 			OK      bool      `json:"ok"`
 			Labs    []liveLab `json:"labs"`
@@ -90,6 +101,7 @@ func (a *App) probeLive() {
 			Running string    `json:"running"`
 		}
 		if json.Unmarshal([]byte(body), &h) != nil || !h.OK {
+			a.probeEdge()
 			return
 		}
 		a.live.available = true
@@ -127,6 +139,10 @@ func (a *App) liveStatus(s string) {
 // startLive starts a measurement with the lab knobs on the page and
 // simulates the same workload beside it.
 func (a *App) startLive(lab string) {
+	if lab == edgeLab {
+		a.startEdge()
+		return
+	}
 	if a.live.runID != "" {
 		a.liveStatus("a measurement is already running")
 		return
@@ -220,26 +236,11 @@ func (a *App) subscribe(url string) {
 		if json.Unmarshal([]byte(data), &fs) != nil || a.live.overlay == nil {
 			return
 		}
-		latest := 0.0
-		for _, f := range fs {
-			latest = math.Max(latest, f.T)
-			if f.Long || f.Gap <= 0 {
-				continue // the lab's gaps are the short streams' gaps after their first frame
-			}
-			a.live.overlay.Gaps = append(a.live.overlay.Gaps, sim.Gap{TRelInject: f.T - a.live.inject, Gap: f.Gap})
-			a.live.frames++
+		frames := make([]liveTok, len(fs))
+		for i, f := range fs {
+			frames[i] = liveTok{T: f.T, Long: f.Long, Gap: f.Gap}
 		}
-		// The measurement's clock and the simulation's share the injection time.
-		c := latest - a.live.inject + a.live.overlay.Origin
-		if c > a.view.Cursor {
-			a.view.Cursor = c
-			if c > a.view.T0+0.9*a.view.Span {
-				a.view.T0 = c - 0.5*a.view.Span
-			}
-			a.setView()
-		}
-		a.dirty = true
-		a.publish()
+		a.liveTokens(frames)
 	})
 	on("progress", func(data string) {
 		var p struct {
@@ -296,7 +297,47 @@ func (a *App) fetchResult(id, url string, tries int) {
 	})
 }
 
+// liveTok is one token frame on the measurement's clock (seconds since
+// its load started).
+type liveTok struct {
+	T    float64
+	Long bool
+	Gap  float64
+}
+
+// liveTokens lays arriving token frames on the timeline as run A and keeps
+// the playback cursor on the measurement's clock.
+func (a *App) liveTokens(fs []liveTok) {
+	if a.live.overlay == nil || len(fs) == 0 {
+		return
+	}
+	latest := 0.0
+	for _, f := range fs {
+		latest = math.Max(latest, f.T)
+		if f.Long || f.Gap <= 0 {
+			continue // the lab's gaps are the short streams' gaps after their first frame
+		}
+		a.live.overlay.Gaps = append(a.live.overlay.Gaps, sim.Gap{TRelInject: f.T - a.live.inject, Gap: f.Gap})
+		a.live.frames++
+	}
+	// The measurement's clock and the simulation's share the injection time.
+	c := latest - a.live.inject + a.live.overlay.Origin
+	if c > a.view.Cursor {
+		a.view.Cursor = c
+		if c > a.view.T0+0.9*a.view.Span {
+			a.view.T0 = c - 0.5*a.view.Span
+		}
+		a.setView()
+	}
+	a.dirty = true
+	a.publish()
+}
+
 func (a *App) stopLive() {
+	if a.live.loop != nil {
+		a.stopEdge("stopped")
+		return
+	}
 	if a.live.runID == "" {
 		return
 	}

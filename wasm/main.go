@@ -92,6 +92,8 @@ type published struct {
 	liveProbed  bool
 	liveFrames  int
 	liveRunning bool
+	liveEdge    bool   // live mode measures through the edge proxy, in the page
+	liveJSON    string // the last edge run's lab JSON
 }
 
 // post queues f to run on the Update goroutine. Safe from any callback.
@@ -219,6 +221,7 @@ func (g *game) Update() error {
 			a.mark("simulated")
 		}
 	}
+	a.tickEdge()
 	a.tickPlayback()
 	a.mouse()
 	a.pickBackground()
@@ -389,7 +392,8 @@ func (a *App) publish() {
 	}
 	a.pub.liveProbed = a.live.probed
 	a.pub.projector = a.projector
-	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != ""
+	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.loop != nil
+	a.pub.liveEdge, a.pub.liveJSON = a.live.edge != nil, a.live.edgeJSON
 }
 
 // setView stores the view into the state (so the URL has it) and repaints.

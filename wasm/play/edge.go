@@ -488,6 +488,9 @@ func (l *Loop) End(id int, now float64, status int, errText string) ([]TokenFram
 		}
 		return fs, l.startLoad(now)
 	}
+	if l.stopped != "" && status == 200 && errText != "" {
+		return fs, nil // aborted by Stop: neither ok nor failed, as the native client counts it
+	}
 	l.reqs = append(l.reqs, *r)
 	if r.long {
 		l.long = append(l.long, res)
@@ -655,10 +658,11 @@ func EdgeWorkload(s State, lim EdgeLimits, maxConns int) (sim.LabWorkload, []str
 }
 
 // EdgeDefaults are the lab knobs a measurement through the edge proxy
-// starts from: small enough for the proxy's default limits (4 streams for
-// 10 s is about 20 requests of 256 tokens against a burst of 20 and 60 a
-// minute), with a long prompt that fits a 64 KiB body.
-var EdgeDefaults = map[string]float64{"streams": 4, "prompt": 128, "output": 256, "long": 8000, "longout": 16, "duration": 10, "inject": 4}
+// starts from: small enough for the proxy's default limits (a burst of 20
+// and 60 a minute per client). At 5-20 ms a token, 4 streams of 512 tokens
+// for 10 s are 8-16 requests, plus the warmup, the model list and the long
+// prompt, which fits a 64 KiB body.
+var EdgeDefaults = map[string]float64{"streams": 4, "prompt": 128, "output": 512, "long": 8000, "longout": 16, "duration": 10, "inject": 4}
 
 // ApplyEdgeDefaults sets s's lab knobs to EdgeDefaults where they still
 // hold the lab script's defaults (a link's own choices are kept).

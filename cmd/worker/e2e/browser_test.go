@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,14 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"servelab/sim"
+
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
 // TestPageRunsFromWorker opens the page from workerd in headless Chromium:
 // the app must start from the wasm the worker serves (compressed, through
-// edge.mjs) and find the live API at api/health, as it does under
-// `servelab serve`.
+// edge.mjs), find the edge proxy at api/info (there is no companion at
+// api/health) and run a short lab measurement itself, through the proxy,
+// against a lab server driven by the simulated engine: the measured run
+// must be overlaid with tokens observed and the long prompt's stall.
 func TestPageRunsFromWorker(t *testing.T) {
 	path := os.Getenv("CHROMIUM")
 	if path == "" {
@@ -27,7 +33,14 @@ func TestPageRunsFromWorker(t *testing.T) {
 	if _, err := exec.LookPath(path); err != nil {
 		t.Fatalf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
 	}
-	base, _, _, _ := startStack(t)
+	root := repoRoot(t)
+	workerd := findWorkerd(t, root)
+	site := stageSite(t, root)
+	l, engine := newSimLab(t)
+	labURL := serveLab(t, l)
+	// Limits a course would set for a closed loop (see README): the page's
+	// loop sends a request each time a short stream ends.
+	base := startWorkerd(t, workerd, buildWorker(t, root, site, labURL+"/v1", limits{maxTokens: 1024, maxBody: 65536, perMinute: 1200, burst: 300}))
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1200, 800),
@@ -89,11 +102,76 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	wait(`window.servelab && servelab.ready && servelab.timings().drawnGen >= 1`, "the app to draw its first frame")
 	t.Logf("the app drew its first frame %v after navigating to the worker", time.Since(start).Round(time.Millisecond))
-	// The page's live mode drives `servelab serve`'s measurement API, which
-	// the worker does not offer: its controls must stay hidden, not offer a
-	// button that fails. (The app probes api/health before its first frame.)
-	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.getElementById("live"); return !e || e.hidden; })()`))
-	if err != nil || !hidden {
-		t.Fatalf("live controls shown on the worker (hidden=%v, %v)", hidden, err)
+	// The live panel offers the edge proxy.
+	live, err := chromedp.Run(ctx, chromedp.Poll[bool](`servelab.status().liveProbed && servelab.status().liveEdge && !document.getElementById("live").hidden`,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil || !live {
+		st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(servelab.status())`))
+		t.Fatalf("the live panel does not offer the edge proxy (%v): status %s", err, st)
+	}
+	// A short run: 4 streams of 32 tokens for 4 s, an 8000-token prompt at 1.5 s.
+	w := sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 32, LongInputLen: 8000, LongOutputLen: 8, LongCount: 1, Duration: 4, InjectAfter: 1.5}
+	set := fmt.Sprintf(`servelab.setState({policy: "prefill-first", streams: %d, prompt: %d, output: %d, long: %d, longout: %d, duration: %g, inject: %g})`,
+		w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen, w.LongInputLen, w.LongOutputLen, w.Duration, w.InjectAfter)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](set)); err != nil {
+		t.Fatal(err)
+	}
+	wait(`servelab.getState().long === 8000 && servelab.getState().duration === 4`, "the lab knobs to be set")
+	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+		t.Fatal(err)
+	}
+	wait(`servelab.status().liveFrames > 0`, "token frames to land on the timeline while the run goes on")
+	wait(`servelab.liveResult() !== ""`, "the edge run to finish")
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`servelab.liveResult()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m sim.Measured
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatalf("the run is not lab JSON: %v\n%.500s", err, text)
+	}
+	s := m.Summary
+	st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("live-status").textContent`))
+	t.Logf("live status: %s", st)
+	if m.Extra != nil {
+		t.Logf("warnings: %q", m.Extra.Warnings)
+	}
+	if s.TokensObserved <= 0 || !(s.WorstGap > 0) || s.ShortCompleted < w.ShortConcurrency || s.ShortFailed != 0 || s.LongFailed != 0 || s.LongTTFT <= 0 {
+		t.Fatalf("measured summary %+v", s)
+	}
+	if m.Config.LabWorkload.ShortConcurrency != w.ShortConcurrency || m.Config.LongInputLen != w.LongInputLen || m.Config.Model != "e2e-model" {
+		t.Errorf("config %+v, want the page's workload and the lab server's model", m.Config)
+	}
+	// The same workload in the simulator: the long prompt's prefill stalls
+	// every stream, and the browser must see that stall through the proxy.
+	pred, err := sim.RunLab(engine, m.Config.LabWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; simulator: worst gap %.1f ms, quiet p50 %.1f ms, long TTFT %.1f ms",
+		1e3*s.WorstGap, s.WorstGapOffset, 1e3*s.ITLQuietP50, 1e3*s.LongTTFT, s.TokensObserved, s.ShortCompleted,
+		1e3*pred.Summary.WorstGap, 1e3*pred.Summary.ITLQuietP50, 1e3*pred.Summary.LongTTFT)
+	if s.WorstGap < 0.8*pred.Summary.WorstGap {
+		t.Errorf("measured worst gap %.1f ms, below the simulated stall of %.1f ms: the stall was not seen", 1e3*s.WorstGap, 1e3*pred.Summary.WorstGap)
+	}
+	// The page overlays it as run A.
+	ov, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`servelab.status().overlays`))
+	if ov < 1 {
+		t.Errorf("no measured overlay on the page after the run")
+	}
+	table, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("measured-table")||{}).textContent || ""`))
+	t.Logf("measured vs simulated on the page: %s", table)
+	// Every completion the lab server saw was one of the page's prompts:
+	// distinct random integers, no prefix shared by the streams.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	distinct := map[string]bool{}
+	for _, p := range l.prompts {
+		if p != "" {
+			distinct[p] = true
+		}
+	}
+	if len(distinct) < min(32, s.ShortCompleted) {
+		t.Errorf("%d distinct prompts for %d short requests", len(distinct), s.ShortCompleted)
 	}
 }

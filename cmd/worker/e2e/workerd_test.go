@@ -29,6 +29,9 @@ import (
 	"time"
 
 	"servelab/cmd/internal/labserver"
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
 )
 
 // The worker's limits in this test: small, so that the guard rails are
@@ -39,6 +42,12 @@ const (
 	testPerMinute = 60 // one token back a second
 	testBurst     = 4
 )
+
+// limits are a worker's guard-rail settings.
+type limits struct{ maxTokens, maxBody, perMinute, burst int }
+
+// testLimits are the small ones above.
+var testLimits = limits{testMaxTokens, testMaxBody, testPerMinute, testBurst}
 
 // repoRoot is the module root, two directories up from this package.
 func repoRoot(t *testing.T) string {
@@ -156,11 +165,11 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 // buildWorker runs the same builder as `make worker`, with this test's lab
 // server and limits in its workerd.capnp, and checks the size it reports
 // against the Workers limit.
-func buildWorker(t *testing.T, root, site, labURL string) string {
+func buildWorker(t *testing.T, root, site, labURL string, lim limits) string {
 	out := filepath.Join(t.TempDir(), "worker")
 	log := goCmd(t, root, nil, "run", "./cmd/worker/bundle", "-o", out, "-site", site,
-		"-lab", labURL, "-api-key", "sk-e2e-secret", "-max-tokens", fmt.Sprint(testMaxTokens),
-		"-max-body", fmt.Sprint(testMaxBody), "-per-minute", fmt.Sprint(testPerMinute), "-burst", fmt.Sprint(testBurst))
+		"-lab", labURL, "-api-key", "sk-e2e-secret", "-max-tokens", fmt.Sprint(lim.maxTokens),
+		"-max-body", fmt.Sprint(lim.maxBody), "-per-minute", fmt.Sprint(lim.perMinute), "-burst", fmt.Sprint(lim.burst))
 	t.Logf("make worker says:\n%s", log)
 	m := regexp.MustCompile(`(\d+) bytes, (\d+) bytes gzip -9 \(limit (\d+)\)`).FindStringSubmatch(log)
 	if m == nil {
@@ -360,6 +369,35 @@ func post(t *testing.T, url, ip, body string) (*http.Response, []byte) {
 	return resp, b
 }
 
+// newSimLab is a lab server driven by the simulated engine (Llama on an
+// H100, prefill-first, no memory limits), so a long prompt stalls every
+// stream as on a real GPU, and the stall the simulator predicts is known.
+func newSimLab(t *testing.T) (*lab, sim.Config) {
+	m, err := modelspecs.Get(modelspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hwspecs.Get(hwspecs.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := sim.NewStepModel(m, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := sim.NewPolicy("prefill-first", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Config{Step: step, Policy: pol}
+	ls, err := labserver.New(labserver.Config{Engine: cfg, APIKey: "sk-e2e-secret", ModelName: "e2e-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ls.Close)
+	return &lab{real: ls.Handler(), release: make(chan struct{}), gone: make(chan struct{}, 10)}, cfg
+}
+
 // startStack builds the worker on the staged site, starts the lab server
 // and workerd, and returns the worker's URL, the lab, its URL and the site.
 func startStack(t *testing.T) (base string, l *lab, labURL, site string) {
@@ -368,7 +406,7 @@ func startStack(t *testing.T) (base string, l *lab, labURL, site string) {
 	site = stageSite(t, root)
 	l = newLab(t)
 	labURL = serveLab(t, l)
-	dir := buildWorker(t, root, site, labURL+"/v1")
+	dir := buildWorker(t, root, site, labURL+"/v1", testLimits)
 	return startWorkerd(t, workerd, dir), l, labURL, site
 }
 

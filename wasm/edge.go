@@ -1,0 +1,382 @@
+//go:build js && wasm
+
+package main
+
+// Live mode through the edge proxy (cmd/worker): the worker cannot run a
+// measurement server-side, so the page runs the lab's closed loop itself
+// (play.Loop) against the proxy's /api/v1/completions, with the browser's
+// fetch and a ReadableStream reader. Each chunk is stamped with
+// performance.now() in the callback that reads it; the parsing and the
+// scheduling happen on the Update goroutine. net/http stays out of the wasm.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"syscall/js"
+
+	"servelab/sim"
+	"servelab/wasm/play"
+)
+
+// edgeLab is the live panel's choice for the edge proxy's lab server.
+const edgeLab = "@edge"
+
+// probeEdge asks for the proxy's /api/info: when it answers, live mode
+// measures through it.
+func (a *App) probeEdge() {
+	a.fetchJSON("api/info", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
+		a.live.probed = true
+		defer a.publish()
+		var in play.EdgeLimits
+		if err != nil || status != 200 || json.Unmarshal([]byte(body), &in) != nil || in.Proxy != "servelab" {
+			return
+		}
+		a.live.available, a.live.edge = true, &in
+		if el := a.el("live"); !el.IsNull() {
+			el.Set("hidden", false)
+		}
+		if el := a.el("live-lab"); !el.IsNull() {
+			el.Set("innerHTML", `<option value="`+edgeLab+`" selected>this site's lab server (measure through the edge proxy)</option>`)
+		}
+		a.liveStatus(fmt.Sprintf("measure through the edge proxy: this page runs the lab's closed loop itself and times every token it reads. "+
+			"The proxy allows max_tokens %d, %d-byte bodies and %g requests a minute (bursts of %g) per client.",
+			in.MaxTokens, in.MaxBodyBytes, in.RatePerMin, in.RateBurst))
+	})
+}
+
+// perfNow is the page's monotonic clock in seconds.
+func (a *App) perfNow() float64 { return a.win.Get("performance").Call("now").Float() / 1000 }
+
+// startEdge fits the lab knobs to the proxy's limits, asks the lab server
+// for its model and starts the loop.
+func (a *App) startEdge() {
+	if a.live.loop != nil || a.live.runID != "" {
+		a.liveStatus("a measurement is already running")
+		return
+	}
+	lim := a.live.edge
+	if lim == nil {
+		a.liveStatus("the edge proxy did not answer /api/info")
+		return
+	}
+	s := &a.state
+	s.Workload = "lab"
+	if s.Policy == "disagg" {
+		s.Policy = "chunked"
+	}
+	play.ApplyEdgeDefaults(s)
+	maxConns := 0
+	if a.win.Get("location").Get("protocol").String() == "http:" {
+		maxConns = 6 // HTTP/1.1: Chromium and Firefox hold 6 connections per host
+	}
+	w, notes := play.EdgeWorkload(*s, *lim, maxConns)
+	// The simulation beside the measurement runs the same workload.
+	for k, v := range map[string]float64{"streams": float64(w.ShortConcurrency), "prompt": float64(w.ShortInputLen),
+		"output": float64(w.ShortOutputLen), "long": float64(w.LongInputLen), "longout": float64(w.LongOutputLen)} {
+		s.Set(k, strconv.FormatFloat(v, 'f', -1, 64))
+	}
+	s.Preset = ""
+	a.notes = notes
+	a.needSim = true
+	a.urlDirty = true
+	a.liveStatus("asking the lab server for its model…")
+	a.fetchJSON("api/v1/models", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
+		if err != nil || status != 200 {
+			a.liveStatus("could not start: " + edgeError(status, body, err))
+			return
+		}
+		var ms struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(body), &ms) != nil || len(ms.Data) == 0 || ms.Data[0].ID == "" {
+			a.liveStatus("could not start: the lab server's /v1/models named no model")
+			return
+		}
+		loc := a.win.Get("location")
+		cfg := sim.DefaultLabConfig()
+		cfg.LabWorkload = w
+		cfg.LongCount = 1
+		cfg.Model = ms.Data[0].ID
+		cfg.Label = "edge-" + a.state.Policy
+		cfg.BaseURL = loc.Get("origin").String() + "/api"
+		cfg.Host = loc.Get("hostname").String()
+		cfg.Port, _ = strconv.Atoi(loc.Get("port").String())
+		cfg.Warmup = 1 // run.py's 2, less one: every request counts against the rate limit
+		cfg.Seed = a.state.I("seed")
+		loop, err := play.NewLoop(cfg)
+		if err != nil {
+			a.liveStatus("could not start: " + err.Error())
+			return
+		}
+		a.live.loopGen++
+		a.live.loop, a.live.aborts, a.live.aborting = loop, map[int]js.Value{}, false
+		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON = w.InjectAfter, 0, 0, ""
+		a.live.overlay = &play.Overlay{Name: "live (edge proxy)", Kind: "lab", Origin: math.Max(0, w.InjectAfter)}
+		a.overlays = [2]*play.Overlay{a.live.overlay, nil}
+		a.playing = false
+		a.view.Cursor, a.view.T0 = 0, 0
+		a.view.Span = math.Max(2, math.Min(10, w.Duration/4))
+		a.setView()
+		a.liveStatus(fmt.Sprintf("warming up, then %d streams for %g s through the edge proxy (model %s)…", w.ShortConcurrency, w.Duration, cfg.Model))
+		a.edgeSend(loop.Start(a.perfNow()))
+		a.publish()
+	})
+}
+
+// edgeError names why a proxy request failed, with the proxy's message and
+// what to do about a rate limit.
+func edgeError(status int, body string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	var e struct {
+		Error struct {
+			Message    string  `json:"message"`
+			RetryAfter float64 `json:"retry_after"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(body), &e)
+	msg := fmt.Sprintf("HTTP %d", status)
+	if e.Error.Message != "" {
+		msg += ": " + e.Error.Message
+	}
+	if status == 429 {
+		msg += fmt.Sprintf(". The edge proxy's rate limit was reached (retry in %gs): use fewer streams, a shorter duration or longer outputs, "+
+			"or ask whoever runs the worker to raise RATE_LIMIT_PER_MINUTE and RATE_LIMIT_BURST", e.Error.RetryAfter)
+	}
+	return msg
+}
+
+// edgeSend starts the requests the loop asks for.
+func (a *App) edgeSend(ls []play.Launch) {
+	for _, x := range ls {
+		a.edgeFetch(x)
+	}
+}
+
+// jsFunc wraps f for JS: a panic becomes a message on the page and then
+// onPanic runs (so that a request never hangs on a failed callback).
+func (a *App) jsFunc(where string, onPanic func(), f func(args []js.Value)) js.Func {
+	return js.FuncOf(func(this js.Value, args []js.Value) any {
+		defer func() {
+			if r := recover(); r != nil {
+				a.fail(where, r)
+				if onPanic != nil {
+					a.guard(where, onPanic)
+				}
+			}
+		}()
+		f(args)
+		return nil
+	})
+}
+
+// edgeFetch sends one request and reads its body chunk by chunk. The
+// callbacks only stamp, copy and queue: they never block.
+func (a *App) edgeFetch(x play.Launch) {
+	gen, id := a.live.loopGen, x.ID
+	ctrl := a.win.Get("AbortController").New()
+	a.live.aborts[id] = ctrl
+	perf := a.win.Get("performance")
+	now := func() float64 { return perf.Call("now").Float() / 1000 }
+	var onRes, onRead, onText, onErr js.Func
+	var reader js.Value
+	status := 0
+	released := false
+	finish := func(t float64, st int, errText string) {
+		a.post(func() { a.edgeEnd(gen, id, t, st, errText) })
+		if !released {
+			released = true
+			onRes.Release()
+			onRead.Release()
+			onText.Release()
+			onErr.Release()
+		}
+	}
+	broken := func() {
+		if ctrl.Truthy() {
+			ctrl.Call("abort")
+		}
+		finish(now(), status, "the page failed reading this stream")
+	}
+	onRead = a.jsFunc("edge read", broken, func(args []js.Value) {
+		t := now()
+		r := args[0]
+		if r.Get("done").Bool() {
+			finish(t, status, "")
+			return
+		}
+		v := r.Get("value")
+		// The chunk is a Uint8Array of the parent page's realm, which
+		// CopyBytesToGo does not take: view its buffer from this one.
+		v = js.Global().Get("Uint8Array").New(v.Get("buffer"), v.Get("byteOffset"), v.Get("byteLength"))
+		b := make([]byte, v.Get("length").Int())
+		js.CopyBytesToGo(b, v)
+		a.post(func() { a.edgeChunk(gen, id, b, t) })
+		reader.Call("read").Call("then", onRead).Call("catch", onErr)
+	})
+	onText = a.jsFunc("edge error body", broken, func(args []js.Value) {
+		body := ""
+		if len(args) > 0 && args[0].Type() == js.TypeString {
+			body = args[0].String()
+		}
+		finish(now(), status, edgeError(status, body, nil))
+	})
+	onErr = a.jsFunc("edge fetch error", broken, func(args []js.Value) {
+		msg := "network error"
+		if len(args) > 0 {
+			msg = js.Global().Get("String").Invoke(args[0]).String()
+		}
+		finish(now(), status, msg)
+	})
+	onRes = a.jsFunc("edge response", broken, func(args []js.Value) {
+		resp := args[0]
+		status = resp.Get("status").Int()
+		body := resp.Get("body")
+		switch {
+		case status != 200:
+			resp.Call("text").Call("then", onText).Call("catch", onErr)
+		case body.IsNull() || body.IsUndefined():
+			finish(now(), status, "the answer has no body to stream")
+		default:
+			reader = body.Call("getReader")
+			reader.Call("read").Call("then", onRead).Call("catch", onErr)
+		}
+	})
+	init := map[string]any{"method": "POST", "cache": "no-store", "signal": ctrl.Get("signal"), "body": string(x.Body),
+		"headers": map[string]any{"Content-Type": "application/json", "Accept": "text/event-stream"}}
+	a.win.Call("fetch", "api/v1/completions", init).Call("then", onRes).Call("catch", onErr)
+}
+
+func (a *App) edgeChunk(gen, id int, b []byte, t float64) {
+	if gen != a.live.loopGen || a.live.loop == nil {
+		return
+	}
+	a.edgeFrames(a.live.loop.Chunk(id, b, t))
+}
+
+func (a *App) edgeFrames(fs []play.TokenFrame) {
+	if len(fs) == 0 {
+		return
+	}
+	ts := make([]liveTok, len(fs))
+	for i, f := range fs {
+		ts[i] = liveTok{T: f.T, Long: f.Long, Gap: f.Gap}
+	}
+	a.liveTokens(ts)
+}
+
+func (a *App) edgeEnd(gen, id int, t float64, status int, errText string) {
+	l := a.live.loop
+	if gen != a.live.loopGen || l == nil {
+		return
+	}
+	delete(a.live.aborts, id)
+	if status == 429 && l.Stopped() == "" {
+		l.Stop(errText)
+	}
+	fs, next := l.End(id, t, status, errText)
+	a.edgeFrames(fs)
+	a.edgeSend(next)
+	a.tickEdge()
+}
+
+// stopEdge stops the loop and aborts what is in flight; the run ends (and
+// is summarised) when the last request has reported.
+func (a *App) stopEdge(why string) {
+	if a.live.loop != nil {
+		a.live.loop.Stop(why)
+		a.tickEdge()
+	}
+}
+
+// tickEdge runs every frame: it injects the long prompt on time, aborts the
+// requests of a stopped loop, shows progress and finishes the run.
+func (a *App) tickEdge() {
+	l := a.live.loop
+	if l == nil {
+		return
+	}
+	now := a.perfNow()
+	if ls := l.Tick(now); len(ls) > 0 {
+		if inj, ok := l.Inject(); ok {
+			a.live.inject = inj
+			a.liveStatus(fmt.Sprintf("inject at %.1f s: the long prompt is sent", inj))
+		}
+		a.edgeSend(ls)
+	}
+	if l.Stopped() != "" && !a.live.aborting {
+		a.live.aborting = true
+		for _, ctrl := range a.live.aborts {
+			ctrl.Call("abort")
+		}
+	}
+	if l.Done() {
+		a.finishEdge()
+		return
+	}
+	if loading, t0 := l.Loading(); loading && now-a.live.lastProg > 0.5 {
+		a.live.lastProg = now
+		a.liveStatus(fmt.Sprintf("%.1f s: %d frames through the edge proxy, %d requests in flight", now-t0, l.Frames(), len(l.InFlight())))
+		a.publish()
+	}
+}
+
+// finishEdge summarises the run as lab JSON (run.py's analysis, via
+// sim.SummariseLab), overlays it as run A and offers it for download.
+func (a *App) finishEdge() {
+	l := a.live.loop
+	a.live.loop, a.live.aborts = nil, nil
+	m := l.Result()
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		a.liveStatus("the run could not be written: " + err.Error())
+		return
+	}
+	a.live.edgeJSON = string(data)
+	name := m.Config.Label + ".json"
+	if m.Summary.Error != "" {
+		a.liveStatus("the run through the edge proxy recorded no tokens: " + l.Stopped())
+		a.publish()
+		return
+	}
+	a.overlays = [2]*play.Overlay{}
+	a.loadMeasured(name, data)
+	msg := fmt.Sprintf("done: worst gap %s ms at %+.2f s from injection, %d tokens observed, long TTFT %s ms; overlaid as run A",
+		ms(m.Summary.WorstGap), m.Summary.WorstGapOffset, m.Summary.TokensObserved, ms(m.Summary.LongTTFT))
+	if why := l.Stopped(); why != "" {
+		msg = "stopped early (" + why + "); " + msg
+	}
+	a.liveStatus(msg)
+	a.offerDownload(name, string(data))
+	a.publish()
+}
+
+// offerDownload puts a "Download measured JSON" button in the live panel.
+func (a *App) offerDownload(name, data string) {
+	panel := a.el("live")
+	if panel.IsNull() {
+		return
+	}
+	btn := a.el("live-download")
+	if btn.IsNull() {
+		btn = a.doc.Call("createElement", "button")
+		btn.Set("id", "live-download")
+		btn.Set("type", "button")
+		btn.Set("textContent", "Download measured JSON")
+		panel.Call("appendChild", btn)
+		a.listen(btn, "click", func(js.Value) {
+			a.post(func() {
+				if a.live.edgeJSON != "" {
+					a.download(a.live.edgeName, "application/json", a.live.edgeJSON)
+				}
+			})
+		})
+	}
+	a.live.edgeName = name
+	btn.Set("hidden", false)
+}
