@@ -114,7 +114,7 @@ func (a *App) startEdge() {
 		}
 		a.live.loopGen++
 		a.live.loop, a.live.aborts, a.live.aborting = loop, map[int]js.Value{}, false
-		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON = w.InjectAfter, 0, 0, ""
+		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON, a.live.latest = w.InjectAfter, 0, 0, "", 0
 		a.live.overlay = &play.Overlay{Name: "live (edge proxy)", Kind: "lab", Origin: math.Max(0, w.InjectAfter)}
 		a.overlays = [2]*play.Overlay{a.live.overlay, nil}
 		a.playing = false

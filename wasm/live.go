@@ -10,6 +10,7 @@ import (
 	"servelab/wasm/play"
 	"strings"
 	"syscall/js"
+	"time"
 
 	"servelab/sim"
 )
@@ -38,6 +39,8 @@ type liveState struct {
 	lastProg float64
 	edgeJSON string
 	edgeName string
+	painted  time.Time // last repaint for arriving frames
+	latest   float64   // latest frame time on the measurement's clock
 }
 
 type liveLab struct {
@@ -187,7 +190,7 @@ func (a *App) startLive(lab string) {
 			}
 			a.live.runID, a.live.result = r.ID, r.Result
 			a.live.inject = s.F("inject")
-			a.live.frames = 0
+			a.live.frames, a.live.latest = 0, 0
 			a.live.overlay = &play.Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.F("inject"))}
 			a.overlays = [2]*play.Overlay{a.live.overlay, nil}
 			a.playing = false
@@ -320,8 +323,18 @@ func (a *App) liveTokens(fs []liveTok) {
 		a.live.overlay.Gaps = append(a.live.overlay.Gaps, sim.Gap{TRelInject: f.T - a.live.inject, Gap: f.Gap})
 		a.live.frames++
 	}
+	if latest > a.live.latest {
+		a.live.latest = latest
+	}
+	// Repainting runs on the page's one thread, the thread that stamps the
+	// frames: a few repaints a second keep it free to read them on time.
+	now := time.Now()
+	if now.Sub(a.live.painted) < 250*time.Millisecond {
+		return
+	}
+	a.live.painted = now
 	// The measurement's clock and the simulation's share the injection time.
-	c := latest - a.live.inject + a.live.overlay.Origin
+	c := a.live.latest - a.live.inject + a.live.overlay.Origin
 	if c > a.view.Cursor {
 		a.view.Cursor = c
 		if c > a.view.T0+0.9*a.view.Span {

@@ -26,13 +26,6 @@ import (
 // against a lab server driven by the simulated engine: the measured run
 // must be overlaid with tokens observed and the long prompt's stall.
 func TestPageRunsFromWorker(t *testing.T) {
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := exec.LookPath(path); err != nil {
-		t.Fatalf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
-	}
 	root := repoRoot(t)
 	workerd := findWorkerd(t, root)
 	site := stageSite(t, root)
@@ -41,67 +34,7 @@ func TestPageRunsFromWorker(t *testing.T) {
 	// Limits a course would set for a closed loop (see README): the page's
 	// loop sends a request each time a short stream ends.
 	base := startWorkerd(t, workerd, buildWorker(t, root, site, labURL+"/v1", limits{maxTokens: 1024, maxBody: 65536, perMinute: 1200, burst: 300}))
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 800),
-		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	// The page's console and uncaught exceptions, shown when the test fails.
-	var mu sync.Mutex
-	var console []string
-	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		var line string
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			line = string(ev.Type) + ":"
-			for _, a := range ev.Args {
-				if len(a.Value) > 0 {
-					line += " " + string(a.Value)
-				} else {
-					line += " " + a.Description
-				}
-			}
-		case *runtime.EventExceptionThrown:
-			line = "exception: " + ev.ExceptionDetails.Text
-			if ev.ExceptionDetails.Exception != nil {
-				line += " " + ev.ExceptionDetails.Exception.Description
-			}
-		default:
-			return
-		}
-		mu.Lock()
-		console = append(console, line)
-		mu.Unlock()
-	}))
-	t.Cleanup(func() {
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("page console:\n%s", strings.Join(console, "\n"))
-			mu.Unlock()
-		}
-	})
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	defer func() { cancelT(); cancelC(); cancelA() }()
-	start := time.Now()
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
-		t.Fatalf("navigate: %v", err)
-	}
-	wait := func(pred, what string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			msg, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent || ""`))
-			state, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({servelab: !!window.servelab, ready: !!(window.servelab && servelab.ready), timings: window.servelab && servelab.timings ? servelab.timings() : null})`))
-			t.Fatalf("waiting for %s (%s): %v; page message: %q; state %s", what, pred, err, msg, state)
-		}
-	}
-	wait(`window.servelab && servelab.ready && servelab.timings().drawnGen >= 1`, "the app to draw its first frame")
-	t.Logf("the app drew its first frame %v after navigating to the worker", time.Since(start).Round(time.Millisecond))
+	ctx, wait := openPage(t, base)
 	// The live panel offers the edge proxy.
 	live, err := chromedp.Run(ctx, chromedp.Poll[bool](`servelab.status().liveProbed && servelab.status().liveEdge && !document.getElementById("live").hidden`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
@@ -148,9 +81,9 @@ func TestPageRunsFromWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; simulator: worst gap %.1f ms, quiet p50 %.1f ms, long TTFT %.1f ms",
-		1e3*s.WorstGap, s.WorstGapOffset, 1e3*s.ITLQuietP50, 1e3*s.LongTTFT, s.TokensObserved, s.ShortCompleted,
-		1e3*pred.Summary.WorstGap, 1e3*pred.Summary.ITLQuietP50, 1e3*pred.Summary.LongTTFT)
+	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, ITL p99 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; simulator: worst gap %.1f ms, quiet p50 %.1f ms, ITL p99 %.1f ms, long TTFT %.1f ms",
+		1e3*s.WorstGap, s.WorstGapOffset, 1e3*s.ITLQuietP50, 1e3*s.ITLP99, 1e3*s.LongTTFT, s.TokensObserved, s.ShortCompleted,
+		1e3*pred.Summary.WorstGap, 1e3*pred.Summary.ITLQuietP50, 1e3*pred.Summary.ITLP99, 1e3*pred.Summary.LongTTFT)
 	if s.WorstGap < 0.8*pred.Summary.WorstGap {
 		t.Errorf("measured worst gap %.1f ms, below the simulated stall of %.1f ms: the stall was not seen", 1e3*s.WorstGap, 1e3*pred.Summary.WorstGap)
 	}
@@ -173,5 +106,128 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	if len(distinct) < min(32, s.ShortCompleted) {
 		t.Errorf("%d distinct prompts for %d short requests", len(distinct), s.ShortCompleted)
+	}
+}
+
+// openPage opens base in a fresh headless Chromium and waits for the app's
+// first frame. wait polls a predicate on the page, failing the test with the
+// page's message when it does not come true within a minute.
+func openPage(t *testing.T, base string) (context.Context, func(pred, what string)) {
+	t.Helper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		path = "/usr/bin/chromium"
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		t.Fatalf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 800),
+		chromedp.Flag("use-angle", "swiftshader"), chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	// The page's console and uncaught exceptions, shown when the test fails.
+	var mu sync.Mutex
+	var console []string
+	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+		var line string
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			line = string(ev.Type) + ":"
+			for _, a := range ev.Args {
+				if len(a.Value) > 0 {
+					line += " " + string(a.Value)
+				} else {
+					line += " " + a.Description
+				}
+			}
+		case *runtime.EventExceptionThrown:
+			line = "exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				line += " " + ev.ExceptionDetails.Exception.Description
+			}
+		default:
+			return
+		}
+		mu.Lock()
+		console = append(console, line)
+		mu.Unlock()
+	}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("page console:\n%s", strings.Join(console, "\n"))
+			mu.Unlock()
+		}
+	})
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	wait := func(pred, what string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			msg, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent || ""`))
+			state, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({servelab: !!window.servelab, ready: !!(window.servelab && servelab.ready), timings: window.servelab && servelab.timings ? servelab.timings() : null})`))
+			t.Fatalf("waiting for %s (%s): %v; page message: %q; state %s", what, pred, err, msg, state)
+		}
+	}
+	wait(`window.servelab && servelab.ready && servelab.timings().drawnGen >= 1`, "the app to draw its first frame")
+	t.Logf("the app drew its first frame %v after navigating to the worker", time.Since(start).Round(time.Millisecond))
+	return ctx, wait
+}
+
+// TestEdgeLiveWithDefaultLimits runs the page's own edge workload (its
+// knobs untouched) through a worker with the default limits: it must fit
+// them. A worker with a burst of 3 must stop the run with a clear message
+// about its rate limit, keeping what was measured.
+func TestEdgeLiveWithDefaultLimits(t *testing.T) {
+	root := repoRoot(t)
+	workerd := findWorkerd(t, root)
+	site := stageSite(t, root)
+	l, _ := newSimLab(t)
+	labURL := serveLab(t, l)
+	for _, tc := range []struct {
+		name string
+		lim  limits
+	}{{"defaults", limits{}}, {"burst3", limits{perMinute: 6, burst: 3}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := startWorkerd(t, workerd, buildWorker(t, root, site, labURL+"/v1", tc.lim))
+			ctx, wait := openPage(t, base)
+			wait(`servelab.status().liveEdge && !document.getElementById("live").hidden`, "the live panel to offer the edge proxy")
+			if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+				t.Fatal(err)
+			}
+			wait(`servelab.liveResult() !== "" || /could not start/.test(document.getElementById("live-status").textContent)`, "the edge run to end")
+			st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("live-status").textContent`))
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`servelab.liveResult()`))
+			t.Logf("live status: %s", st)
+			var m sim.Measured
+			json.Unmarshal([]byte(text), &m)
+			if tc.name == "defaults" {
+				if text == "" || m.Extra == nil || m.Extra.Interrupted || m.Summary.ShortFailed != 0 || m.Summary.TokensObserved <= 0 || !(m.Summary.WorstGap > 0) {
+					t.Fatalf("the page's edge defaults did not fit the default limits: status %q, summary %+v", st, m.Summary)
+				}
+				if m.Config.ShortConcurrency != 4 || m.Config.Duration != 10 {
+					t.Errorf("edge defaults not applied: %+v", m.Config.LabWorkload)
+				}
+				t.Logf("edge defaults: %d short requests, worst gap %.1f ms, wall %.1f s", m.Summary.ShortCompleted, 1e3*m.Summary.WorstGap, m.Summary.Wall)
+				return
+			}
+			if !strings.Contains(st, "429") || !strings.Contains(st, "RATE_LIMIT_PER_MINUTE") {
+				t.Fatalf("a 429 from the proxy is not explained on the page: %q", st)
+			}
+			if text != "" && (m.Extra == nil || !m.Extra.Interrupted) {
+				t.Errorf("a run stopped by the rate limit is not marked interrupted: %+v", m.Extra)
+			}
+		})
 	}
 }
