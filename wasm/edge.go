@@ -228,7 +228,9 @@ func (a *App) edgeFetch(x play.Launch) {
 	})
 	onErr = a.jsFunc("edge fetch error", broken, func(args []js.Value) {
 		msg := "network error"
-		if len(args) > 0 {
+		if ctrl.Get("signal").Get("aborted").Truthy() {
+			msg = play.Interrupted
+		} else if len(args) > 0 {
 			msg = js.Global().Get("String").Invoke(args[0]).String()
 		}
 		finish(now(), status, msg)

@@ -324,6 +324,9 @@ type loopReq struct {
 	res    sim.StreamResult
 }
 
+// Interrupted is the error text of a request the caller aborted after Stop.
+const Interrupted = "interrupted"
+
 // maxFailRun short failures in a row stop the loop: a server that answers
 // every request with an error would otherwise be hammered.
 const maxFailRun = 5
@@ -488,7 +491,7 @@ func (l *Loop) End(id int, now float64, status int, errText string) ([]TokenFram
 		}
 		return fs, l.startLoad(now)
 	}
-	if l.stopped != "" && status == 200 && errText != "" {
+	if l.stopped != "" && errText == Interrupted {
 		return fs, nil // aborted by Stop: neither ok nor failed, as the native client counts it
 	}
 	l.reqs = append(l.reqs, *r)

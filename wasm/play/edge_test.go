@@ -285,3 +285,34 @@ func TestEdgeWorkloadFitsLimits(t *testing.T) {
 		t.Errorf("long request body %d bytes", len(ls[0].Body))
 	}
 }
+
+func TestLoopStopCancelsInFlight(t *testing.T) {
+	c := testLoopConfig()
+	c.Warmup = 0
+	l, err := NewLoop(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := l.Start(0)
+	l.Chunk(ls[0].ID, []byte("data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"), 0.1)
+	l.Stop("stopped")
+	if l.Done() {
+		t.Fatal("done with requests in flight")
+	}
+	for _, id := range l.InFlight() {
+		if _, next := l.End(id, 0.2, 200, Interrupted); len(next) != 0 {
+			t.Errorf("a stopped loop sent %d more requests", len(next))
+		}
+	}
+	if !l.Done() || len(l.InFlight()) != 0 {
+		t.Fatal("not done after every request ended")
+	}
+	m := l.Result()
+	// Aborted requests are neither completed nor failed; the frame read before counts.
+	if m.Summary.ShortFailed != 0 || m.Summary.ShortCompleted != 0 || m.Summary.TokensObserved != 1 || !m.Extra.Interrupted {
+		t.Errorf("summary %+v, interrupted %v", m.Summary, m.Extra.Interrupted)
+	}
+	if n := l.Tick(5); len(n) != 0 {
+		t.Errorf("a stopped loop injected %d long prompts", len(n))
+	}
+}

@@ -94,6 +94,25 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	table, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("measured-table")||{}).textContent || ""`))
 	t.Logf("measured vs simulated on the page: %s", table)
+	// Stop ends a run early: what was measured is kept, the aborted
+	// requests are not failures.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`servelab.setState({duration: 30, inject: 20})`)); err != nil {
+		t.Fatal(err)
+	}
+	wait(`servelab.getState().duration === 30`, "the longer run's knobs")
+	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+		t.Fatal(err)
+	}
+	wait(`servelab.status().liveRunning && servelab.status().liveFrames > 0`, "the second run's frames")
+	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-stop"))); err != nil {
+		t.Fatal(err)
+	}
+	wait(`!servelab.status().liveRunning && servelab.liveResult() !== ""`, "the stopped run to end")
+	text, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`servelab.liveResult()`))
+	var stopped sim.Measured
+	if err := json.Unmarshal([]byte(text), &stopped); err != nil || stopped.Extra == nil || !stopped.Extra.Interrupted || stopped.Summary.ShortFailed != 0 || stopped.Summary.TokensObserved <= 0 {
+		t.Errorf("stopped run: %v, summary %+v", err, stopped.Summary)
+	}
 	// Every completion the lab server saw was one of the page's prompts:
 	// distinct random integers, no prefix shared by the streams.
 	l.mu.Lock()
