@@ -52,7 +52,7 @@ func (a *App) perfNow() float64 { return a.win.Get("performance").Call("now").Fl
 // startEdge fits the lab knobs to the proxy's limits, asks the lab server
 // for its model and starts the loop.
 func (a *App) startEdge() {
-	if a.live.loop != nil || a.live.runID != "" {
+	if a.live.edgeRunning || a.live.runID != "" {
 		a.liveStatus("a measurement is already running")
 		return
 	}
@@ -112,8 +112,12 @@ func (a *App) startEdge() {
 			a.liveStatus("could not start: " + err.Error())
 			return
 		}
+		a.live.edgeRunning = true
+		a.live.edgeMu.Lock()
 		a.live.loopGen++
+		gen := a.live.loopGen
 		a.live.loop, a.live.aborts, a.live.aborting = loop, map[int]js.Value{}, false
+		a.live.edgeMu.Unlock()
 		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON, a.live.latest = w.InjectAfter, 0, 0, "", 0
 		a.live.overlay = &play.Overlay{Name: "live (edge proxy)", Kind: "lab", Origin: math.Max(0, w.InjectAfter)}
 		a.overlays = [2]*play.Overlay{a.live.overlay, nil}
@@ -122,7 +126,14 @@ func (a *App) startEdge() {
 		a.view.Span = math.Max(2, math.Min(10, w.Duration/4))
 		a.setView()
 		a.liveStatus(fmt.Sprintf("warming up, then %d streams for %g s through the edge proxy (model %s)…", w.ShortConcurrency, w.Duration, cfg.Model))
-		a.edgeSend(loop.Start(a.perfNow()))
+		a.live.edgeMu.Lock()
+		first := loop.Start(a.perfNow())
+		a.live.edgeMu.Unlock()
+		a.edgeSend(gen, first)
+		// The injection and the end are noticed by a timer, not by the
+		// animation frames (which a busy or hidden page slows down).
+		a.live.timer = a.jsFunc("edge timer", nil, func([]js.Value) { a.edgeTick(gen) })
+		a.live.timerID = a.win.Call("setInterval", a.live.timer, 20)
 		a.publish()
 	})
 }
@@ -152,9 +163,9 @@ func edgeError(status int, body string, err error) string {
 }
 
 // edgeSend starts the requests the loop asks for.
-func (a *App) edgeSend(ls []play.Launch) {
+func (a *App) edgeSend(gen int, ls []play.Launch) {
 	for _, x := range ls {
-		a.edgeFetch(x)
+		a.edgeFetch(gen, x)
 	}
 }
 
@@ -177,10 +188,14 @@ func (a *App) jsFunc(where string, onPanic func(), f func(args []js.Value)) js.F
 
 // edgeFetch sends one request and reads its body chunk by chunk. The
 // callbacks only stamp, copy and queue: they never block.
-func (a *App) edgeFetch(x play.Launch) {
-	gen, id := a.live.loopGen, x.ID
+func (a *App) edgeFetch(gen int, x play.Launch) {
+	id := x.ID
 	ctrl := a.win.Get("AbortController").New()
-	a.live.aborts[id] = ctrl
+	a.live.edgeMu.Lock()
+	if a.live.aborts != nil && gen == a.live.loopGen {
+		a.live.aborts[id] = ctrl
+	}
+	a.live.edgeMu.Unlock()
 	perf := a.win.Get("performance")
 	now := func() float64 { return perf.Call("now").Float() / 1000 }
 	var onRes, onRead, onText, onErr js.Func
@@ -188,7 +203,7 @@ func (a *App) edgeFetch(x play.Launch) {
 	status := 0
 	released := false
 	finish := func(t float64, st int, errText string) {
-		a.post(func() { a.edgeEnd(gen, id, t, st, errText) })
+		a.edgeEnd(gen, id, t, st, errText)
 		if !released {
 			released = true
 			onRes.Release()
@@ -216,7 +231,7 @@ func (a *App) edgeFetch(x play.Launch) {
 		v = js.Global().Get("Uint8Array").New(v.Get("buffer"), v.Get("byteOffset"), v.Get("byteLength"))
 		b := make([]byte, v.Get("length").Int())
 		js.CopyBytesToGo(b, v)
-		a.post(func() { a.edgeChunk(gen, id, b, t) })
+		a.edgeChunk(gen, id, b, t)
 		reader.Call("read").Call("then", onRead).Call("catch", onErr)
 	})
 	onText = a.jsFunc("edge error body", broken, func(args []js.Value) {
@@ -254,13 +269,19 @@ func (a *App) edgeFetch(x play.Launch) {
 	a.win.Call("fetch", "api/v1/completions", init).Call("then", onRes).Call("catch", onErr)
 }
 
+// edgeChunk files a chunk (in the read callback) and hands the token frames
+// to the view.
 func (a *App) edgeChunk(gen, id int, b []byte, t float64) {
-	if gen != a.live.loopGen || a.live.loop == nil {
-		return
+	var fs []play.TokenFrame
+	a.live.edgeMu.Lock()
+	if gen == a.live.loopGen && a.live.loop != nil {
+		fs = a.live.loop.Chunk(id, b, t)
 	}
-	a.edgeFrames(a.live.loop.Chunk(id, b, t))
+	a.live.edgeMu.Unlock()
+	a.edgeFrames(fs)
 }
 
+// edgeFrames queues token frames for the view (liveTokens, on Update).
 func (a *App) edgeFrames(fs []play.TokenFrame) {
 	if len(fs) == 0 {
 		return
@@ -269,70 +290,118 @@ func (a *App) edgeFrames(fs []play.TokenFrame) {
 	for i, f := range fs {
 		ts[i] = liveTok{T: f.T, Long: f.Long, Gap: f.Gap}
 	}
-	a.liveTokens(ts)
+	a.post(func() { a.liveTokens(ts) })
 }
 
+// edgeEnd files a request's end (in its last callback) and sends the next
+// one at once: the closed loop's re-submit.
 func (a *App) edgeEnd(gen, id int, t float64, status int, errText string) {
-	l := a.live.loop
-	if gen != a.live.loopGen || l == nil {
-		return
+	var fs []play.TokenFrame
+	var next []play.Launch
+	a.live.edgeMu.Lock()
+	if l := a.live.loop; l != nil && gen == a.live.loopGen {
+		delete(a.live.aborts, id)
+		if status == 429 && l.Stopped() == "" {
+			l.Stop(errText)
+		}
+		fs, next = l.End(id, t, status, errText)
 	}
-	delete(a.live.aborts, id)
-	if status == 429 && l.Stopped() == "" {
-		l.Stop(errText)
-	}
-	fs, next := l.End(id, t, status, errText)
+	a.live.edgeMu.Unlock()
 	a.edgeFrames(fs)
-	a.edgeSend(next)
-	a.tickEdge()
+	a.edgeSend(gen, next)
+	a.edgeTick(gen)
 }
 
-// stopEdge stops the loop and aborts what is in flight; the run ends (and
-// is summarised) when the last request has reported.
+// stopEdge stops the loop; the timer aborts what is in flight, and the run
+// ends (and is summarised) when the last request has reported.
 func (a *App) stopEdge(why string) {
+	a.live.edgeMu.Lock()
 	if a.live.loop != nil {
 		a.live.loop.Stop(why)
-		a.tickEdge()
 	}
+	gen := a.live.loopGen
+	a.live.edgeMu.Unlock()
+	a.edgeTick(gen)
 }
 
-// tickEdge runs every frame: it injects the long prompt on time, aborts the
-// requests of a stopped loop, shows progress and finishes the run.
-func (a *App) tickEdge() {
+// edgeTick runs on the timer and after every request's end: it sends the
+// long prompt on time, aborts the requests of a stopped loop and ends the run.
+func (a *App) edgeTick(gen int) {
+	now := a.perfNow()
+	var launches []play.Launch
+	var abort []js.Value
+	var done *play.Loop
+	inject, injected := 0.0, false
+	a.live.edgeMu.Lock()
 	l := a.live.loop
-	if l == nil {
+	if l == nil || gen != a.live.loopGen {
+		a.live.edgeMu.Unlock()
 		return
 	}
-	now := a.perfNow()
-	if ls := l.Tick(now); len(ls) > 0 {
-		if inj, ok := l.Inject(); ok {
-			a.live.inject = inj
-			a.liveStatus(fmt.Sprintf("inject at %.1f s: the long prompt is sent", inj))
-		}
-		a.edgeSend(ls)
+	launches = l.Tick(now)
+	if len(launches) > 0 {
+		inject, injected = l.Inject()
 	}
 	if l.Stopped() != "" && !a.live.aborting {
 		a.live.aborting = true
-		for _, ctrl := range a.live.aborts {
-			ctrl.Call("abort")
+		for _, c := range a.live.aborts {
+			abort = append(abort, c)
 		}
 	}
 	if l.Done() {
-		a.finishEdge()
+		done, a.live.loop, a.live.aborts = l, nil, nil
+	}
+	a.live.edgeMu.Unlock()
+	for _, c := range abort {
+		c.Call("abort")
+	}
+	if injected {
+		a.post(func() {
+			a.live.inject = inject
+			a.liveStatus(fmt.Sprintf("inject at %.1f s: the long prompt is sent", inject))
+		})
+	}
+	a.edgeSend(gen, launches)
+	if done != nil {
+		a.post(func() { a.finishEdge(done) })
+	}
+}
+
+// tickEdge runs every frame on the Update goroutine: a progress line.
+func (a *App) tickEdge() {
+	if !a.live.edgeRunning {
 		return
 	}
-	if loading, t0 := l.Loading(); loading && now-a.live.lastProg > 0.5 {
-		a.live.lastProg = now
-		a.liveStatus(fmt.Sprintf("%.1f s: %d frames through the edge proxy, %d requests in flight", now-t0, l.Frames(), len(l.InFlight())))
+	now := a.perfNow()
+	if now-a.live.lastProg < 0.5 {
+		return
+	}
+	a.live.lastProg = now
+	a.live.edgeMu.Lock()
+	l := a.live.loop
+	var loading bool
+	var t0 float64
+	var frames, inflight int
+	if l != nil {
+		loading, t0 = l.Loading()
+		frames, inflight = l.Frames(), len(l.InFlight())
+	}
+	a.live.edgeMu.Unlock()
+	if loading {
+		a.liveStatus(fmt.Sprintf("%.1f s: %d frames through the edge proxy, %d requests in flight", now-t0, frames, inflight))
 		a.publish()
 	}
 }
 
 // finishEdge summarises the run as lab JSON (run.py's analysis, via
 // sim.SummariseLab), overlays it as run A and offers it for download.
-func (a *App) finishEdge() {
-	l := a.live.loop
-	a.live.loop, a.live.aborts = nil, nil
+func (a *App) finishEdge(l *play.Loop) {
+	a.live.edgeRunning = false
+	if !a.live.timerID.IsUndefined() {
+		a.win.Call("clearInterval", a.live.timerID)
+		a.live.timer.Release()
+		a.live.timerID = js.Undefined()
+	}
 	m := l.Result()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

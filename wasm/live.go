@@ -9,6 +9,7 @@ import (
 	"math"
 	"servelab/wasm/play"
 	"strings"
+	"sync"
 	"syscall/js"
 	"time"
 
@@ -31,12 +32,19 @@ type liveState struct {
 	frames    int
 	// The edge proxy (the Cloudflare Worker): no companion, so the page runs
 	// the closed loop itself (edge.go).
-	edge     *play.EdgeLimits
+	edge        *play.EdgeLimits
+	edgeRunning bool // owned by the Update goroutine, like the rest of liveState
+	lastProg    float64
+	// The loop runs in the fetch callbacks and a timer, not on the Update
+	// goroutine, so that a re-submit or the injection never waits for the
+	// next animation frame. edgeMu guards these; no JS call is made under it.
+	edgeMu   sync.Mutex
 	loop     *play.Loop
 	loopGen  int              // bumps per edge run: callbacks of an old run are ignored
 	aborts   map[int]js.Value // AbortController per request in flight
 	aborting bool
-	lastProg float64
+	timer    js.Func // the setInterval callback of the run
+	timerID  js.Value
 	edgeJSON string
 	edgeName string
 	painted  time.Time // last repaint for arriving frames
@@ -347,7 +355,7 @@ func (a *App) liveTokens(fs []liveTok) {
 }
 
 func (a *App) stopLive() {
-	if a.live.loop != nil {
+	if a.live.edgeRunning {
 		a.stopEdge("stopped")
 		return
 	}

@@ -392,7 +392,7 @@ func (a *App) publish() {
 	}
 	a.pub.liveProbed = a.live.probed
 	a.pub.projector = a.projector
-	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.loop != nil
+	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.edgeRunning
 	a.pub.liveEdge, a.pub.liveJSON = a.live.edge != nil, a.live.edgeJSON
 }
 

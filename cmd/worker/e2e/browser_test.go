@@ -42,15 +42,16 @@ func TestPageRunsFromWorker(t *testing.T) {
 		st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(servelab.status())`))
 		t.Fatalf("the live panel does not offer the edge proxy (%v): status %s", err, st)
 	}
-	// A short run: 4 streams of 32 tokens for 4 s, an 8000-token prompt at 1.5 s.
-	w := sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 32, LongInputLen: 8000, LongOutputLen: 8, LongCount: 1, Duration: 4, InjectAfter: 1.5}
+	// A short run: 4 streams of 128 tokens (long enough that every stream is
+	// mid-response when the long prompt arrives) for 4 s, 8000 tokens at 1.5 s.
+	w := sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 128, LongInputLen: 8000, LongOutputLen: 8, LongCount: 1, Duration: 4, InjectAfter: 1.5}
 	set := fmt.Sprintf(`servelab.setState({policy: "prefill-first", streams: %d, prompt: %d, output: %d, long: %d, longout: %d, duration: %g, inject: %g})`,
 		w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen, w.LongInputLen, w.LongOutputLen, w.Duration, w.InjectAfter)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](set)); err != nil {
 		t.Fatal(err)
 	}
 	wait(`servelab.getState().long === 8000 && servelab.getState().duration === 4`, "the lab knobs to be set")
-	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-start").click()`)); err != nil {
 		t.Fatal(err)
 	}
 	wait(`servelab.status().liveFrames > 0`, "token frames to land on the timeline while the run goes on")
@@ -100,11 +101,11 @@ func TestPageRunsFromWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(`servelab.getState().duration === 30`, "the longer run's knobs")
-	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-start").click()`)); err != nil {
 		t.Fatal(err)
 	}
 	wait(`servelab.status().liveRunning && servelab.status().liveFrames > 0`, "the second run's frames")
-	if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-stop"))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-stop").click()`)); err != nil {
 		t.Fatal(err)
 	}
 	wait(`!servelab.status().liveRunning && servelab.liveResult() !== ""`, "the stopped run to end")
@@ -194,7 +195,7 @@ func openPage(t *testing.T, base string) (context.Context, func(pred, what strin
 		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			msg, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent || ""`))
+			msg, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent + " | live: " + ((document.getElementById("live-status")||{}).textContent || "") + " " + JSON.stringify(window.servelab && servelab.status ? servelab.status() : null)`))
 			state, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({servelab: !!window.servelab, ready: !!(window.servelab && servelab.ready), timings: window.servelab && servelab.timings ? servelab.timings() : null})`))
 			t.Fatalf("waiting for %s (%s): %v; page message: %q; state %s", what, pred, err, msg, state)
 		}
@@ -222,7 +223,7 @@ func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 			base := startWorkerd(t, workerd, buildWorker(t, root, site, labURL+"/v1", tc.lim))
 			ctx, wait := openPage(t, base)
 			wait(`servelab.status().liveEdge && !document.getElementById("live").hidden`, "the live panel to offer the edge proxy")
-			if _, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#live-start"))); err != nil {
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-start").click()`)); err != nil {
 				t.Fatal(err)
 			}
 			wait(`servelab.liveResult() !== "" || /could not start/.test(document.getElementById("live-status").textContent)`, "the edge run to end")
