@@ -95,6 +95,9 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	table, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("measured-table")||{}).textContent || ""`))
 	t.Logf("measured vs simulated on the page: %s", table)
+	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const b = document.getElementById("live-download"); return !!b && !b.hidden; })()`)); !ok {
+		t.Errorf("no download button for the measured JSON")
+	}
 	// Stop ends a run early: what was measured is kept, the aborted
 	// requests are not failures.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`servelab.setState({duration: 30, inject: 20})`)); err != nil {
