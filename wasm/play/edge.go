@@ -12,9 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 
 	"servelab/sim"
@@ -105,38 +103,6 @@ func (p *SSEParser) line(line []byte, t float64) (SSELine, bool) {
 	return SSELine{}, false
 }
 
-// sseChunk is the part of a completion or chat chunk the timing reads.
-type sseChunk struct {
-	Object  string          `json:"object"`
-	Message string          `json:"message"`
-	Error   json.RawMessage `json:"error"`
-	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content          string          `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			Reasoning        string          `json:"reasoning"`
-			ToolCalls        json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-}
-
-func (c *sseChunk) carriesOutput() bool {
-	for _, ch := range c.Choices {
-		d := &ch.Delta
-		if ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" {
-			return true
-		}
-		if t := bytes.TrimSpace(d.ToolCalls); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-			return true
-		}
-	}
-	return false
-}
-
 // TokenFrame is one frame that carried output, as the live view shows it.
 type TokenFrame struct {
 	Stream int
@@ -153,17 +119,15 @@ type TokenFrame struct {
 // move the last-token time, tokens per frame come from the cumulative usage
 // when the server sends it, and an error frame fails the request.
 type StreamTiming struct {
-	Start     float64 // when the request was sent
-	parser    SSEParser
-	last      float64
-	usageCT   int
-	Chunks    int
-	Tokens    int
-	Done      bool // [DONE] seen
-	Err       string
-	Malformed int
-	Usage     bool // the server sent usage
-	Bundled   bool // some frame carried several tokens
+	Start          float64 // when the request was sent
+	parser         SSEParser
+	last           float64
+	sim.TokenCount // Usage: the server sent usage; Bundled: some frame carried several tokens
+	Chunks         int
+	Tokens         int
+	Done           bool // [DONE] seen
+	Err            string
+	Malformed      int
 }
 
 // Feed consumes one chunk read at time t and returns the token frames it
@@ -188,31 +152,18 @@ func (s *StreamTiming) lines(ls []SSELine) []TokenFrame {
 			s.Done = true
 			break
 		}
-		var c sseChunk
-		if json.Unmarshal(l.Data, &c) != nil {
+		fr := s.Read(l.Event, l.Data)
+		if fr.Malformed {
 			s.Malformed++
 			continue
 		}
-		if l.Event == "error" || c.Object == "error" || (len(c.Error) > 0 && string(c.Error) != "null") {
-			s.Err = "error frame: " + chunkError(&c, l.Data)
+		if fr.Error != "" {
+			s.Err = "error frame: " + fr.Error
 			break
 		}
-		tok := 0
-		if c.Usage != nil {
-			s.Usage = true
-			if d := c.Usage.CompletionTokens - s.usageCT; d > 0 {
-				tok = d
-			}
-			s.usageCT = max(s.usageCT, c.Usage.CompletionTokens)
-		}
-		if len(c.Choices) == 0 || (!c.carriesOutput() && tok == 0) {
-			continue // usage-only or role-only: no token
-		}
+		tok := fr.Tokens
 		if tok == 0 {
-			tok = 1
-		}
-		if tok > 1 {
-			s.Bundled = true
+			continue // usage-only or role-only: no token
 		}
 		f := TokenFrame{T: l.T, Tokens: tok, First: s.Chunks == 0}
 		if !f.First {
@@ -230,54 +181,7 @@ func (s *StreamTiming) lines(ls []SSELine) []TokenFrame {
 func (s *StreamTiming) TTFT(first float64) float64 { return first - s.Start }
 
 // OutputTokens is the server's cumulative count when it sent one, else the frames' sum.
-func (s *StreamTiming) OutputTokens() int {
-	if s.usageCT > 0 {
-		return s.usageCT
-	}
-	return s.Tokens
-}
-
-func chunkError(c *sseChunk, payload []byte) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(c.Error, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	var s string
-	if json.Unmarshal(c.Error, &s) == nil && s != "" {
-		return s
-	}
-	if c.Message != "" {
-		return c.Message
-	}
-	if len(payload) > 200 {
-		payload = payload[:200]
-	}
-	return string(payload)
-}
-
-// EdgePrompts are the lab script's prompts: distinct pseudo-random
-// integers, so no prefix cache serves any of them (32 short, one long).
-func EdgePrompts(seed, shortLen, longLen int) (short []string, long string) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x1ab05))
-	filler := func(n int) string {
-		var b strings.Builder
-		b.Grow(6 * n)
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(strconv.Itoa(10_000 + rng.IntN(89_999)))
-		}
-		return b.String()
-	}
-	short = make([]string, 32)
-	for i := range short {
-		short[i] = filler(shortLen)
-	}
-	return short, filler(longLen)
-}
+func (s *StreamTiming) OutputTokens() int { return s.Total(s.Tokens) }
 
 // Launch is a request the loop wants sent: POST Body to the completions
 // route, and report its chunks and end under ID.
@@ -344,7 +248,7 @@ func NewLoop(cfg sim.LabConfig) (*Loop, error) {
 		return nil, fmt.Errorf("no model: the lab server's /v1/models named none")
 	}
 	l := &Loop{Cfg: cfg, warmLeft: cfg.Warmup, inFlight: map[int]*loopReq{}}
-	l.shortP, l.longP = EdgePrompts(cfg.Seed, w.ShortInputLen, w.LongInputLen)
+	l.shortP, l.longP = sim.LabPrompts(cfg.Seed, w.ShortInputLen, w.LongInputLen)
 	return l, nil
 }
 

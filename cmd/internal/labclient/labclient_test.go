@@ -151,7 +151,7 @@ func TestRequestBodyMatchesScript(t *testing.T) {
 }
 
 func TestPromptsAreDistinctIntegers(t *testing.T) {
-	short, long := Prompts(0, 128, 1000)
+	short, long := sim.LabPrompts(0, 128, 1000)
 	seen := map[string]bool{}
 	for _, p := range short {
 		if len(strings.Fields(p)) != 128 || seen[p] {
@@ -163,8 +163,8 @@ func TestPromptsAreDistinctIntegers(t *testing.T) {
 	if len(f) != 1000 || f[0] < "10000" || f[0] > "99999" {
 		t.Errorf("long prompt starts %v", f[:3])
 	}
-	s2, _ := Prompts(0, 128, 1000)
-	s3, _ := Prompts(1, 128, 1000)
+	s2, _ := sim.LabPrompts(0, 128, 1000)
+	s3, _ := sim.LabPrompts(1, 128, 1000)
 	if s2[0] != short[0] || s3[0] == short[0] {
 		t.Error("prompts must depend on the seed and only on it")
 	}

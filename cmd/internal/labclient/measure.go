@@ -22,11 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,28 +174,6 @@ func DiscoverModel(ctx context.Context, client *http.Client, baseURL, apiKey str
 	return m.Data[0].ID, nil
 }
 
-// Prompts makes the script's prompts: 32 short ones and one long one, each
-// distinct pseudo-random integers so no prefix cache can serve any of them.
-func Prompts(seed, shortLen, longLen int) (short []string, long string) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x1ab05))
-	filler := func(n int) string {
-		var b strings.Builder
-		b.Grow(6 * n)
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(strconv.Itoa(10_000 + rng.IntN(89_999)))
-		}
-		return b.String()
-	}
-	short = make([]string, 32)
-	for i := range short {
-		short[i] = filler(shortLen)
-	}
-	return short, filler(longLen)
-}
-
 // measurement is one run in progress.
 type measurement struct {
 	opts    Options
@@ -315,7 +291,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 		}
 		m.opts.Model = model
 	}
-	shortPrompts, longPrompt := Prompts(o.Seed, o.ShortInputLen, o.LongInputLen)
+	shortPrompts, longPrompt := sim.LabPrompts(o.Seed, o.ShortInputLen, o.LongInputLen)
 
 	logf("[warmup] %d request(s) ...\n", o.Warmup)
 	m.emit(Event{Type: "phase", Phase: "warmup"})

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"servelab/sim"
 )
 
 // frameSink receives one stream's token frames as they are read; serverT is
@@ -61,41 +63,6 @@ func connOf(c net.Conn) *kernelConn {
 	}
 	kc, _ := c.(*kernelConn)
 	return kc
-}
-
-// chunk is the part of a streamed completion or chat chunk the client reads.
-type chunk struct {
-	Object  string          `json:"object"`
-	Message string          `json:"message"` // old vLLM error object
-	Error   json.RawMessage `json:"error"`
-	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content          string          `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			Reasoning        string          `json:"reasoning"`
-			ToolCalls        json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	ServelabT float64 `json:"servelab_t"` // a self-testing servelab lab server's send time
-}
-
-// carriesOutput reports whether a chunk holds generated output: text,
-// reasoning or tool calls. A role-only chat chunk does not.
-func (c *chunk) carriesOutput() bool {
-	for _, ch := range c.Choices {
-		d := &ch.Delta
-		if ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" {
-			return true
-		}
-		if t := bytes.TrimSpace(d.ToolCalls); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-			return true
-		}
-	}
-	return false
 }
 
 // streamOne sends one streaming request and times every frame that carries
@@ -164,11 +131,10 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	sr := &stampedReader{r: resp.Body, conn: conn}
 	br := bufio.NewReaderSize(sr, 64<<10)
 	var (
-		last     time.Time
-		usageCT  int // cumulative completion_tokens last reported
-		frameTok int
-		event    string
-		long     []byte
+		last  time.Time
+		count sim.TokenCount
+		event string
+		long  []byte
 	)
 	for {
 		line, err := br.ReadSlice('\n')
@@ -206,55 +172,36 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		if string(payload) == "[DONE]" {
 			break
 		}
-		var c chunk
-		if json.Unmarshal(payload, &c) != nil {
+		f := count.Read(event, payload)
+		switch {
+		case f.Malformed:
 			out.malformed++
 			continue
-		}
-		if event == "error" || c.Object == "error" || (len(c.Error) > 0 && string(c.Error) != "null") {
+		case f.Error != "":
 			// A mid-stream error frame fails the request, whatever came before.
 			out.latency = time.Since(start)
 			out.ok = false
-			out.err = "error frame: " + errorMessage(&c, payload)
+			out.err = "error frame: " + f.Error
 			return out
-		}
-		frameTok = 0
-		if c.Usage != nil {
-			out.usage = true
-			if d := c.Usage.CompletionTokens - usageCT; d > 0 {
-				frameTok = d
-			}
-			usageCT = max(usageCT, c.Usage.CompletionTokens)
-		}
-		if len(c.Choices) == 0 {
-			continue // usage-only chunk: not a token, and must not move the last-token time
-		}
-		if !c.carriesOutput() && frameTok == 0 {
-			continue // role-only or empty chunk
-		}
-		if frameTok == 0 {
-			frameTok = 1
-		}
-		if frameTok > 1 {
-			out.bundled = true
+		case f.Tokens == 0:
+			continue // role-only, usage-only or empty: not a token, and must not move the last-token time
 		}
 		if out.chunks == 0 {
 			out.ttft = now.Sub(start)
-			sink(now, 0, frameTok, true, c.ServelabT)
+			sink(now, 0, f.Tokens, true, f.ServelabT)
 		} else {
-			sink(now, now.Sub(last), frameTok, false, c.ServelabT)
+			sink(now, now.Sub(last), f.Tokens, false, f.ServelabT)
 		}
 		out.chunks++
-		out.tokens += frameTok
+		out.tokens += f.Tokens
 		last = now
 		if err != nil {
 			break
 		}
 	}
 	out.latency = time.Since(start)
-	if usageCT > 0 {
-		out.tokens = usageCT
-	}
+	out.tokens = count.Total(out.tokens)
+	out.usage, out.bundled = count.Usage, count.Bundled
 	out.ok = out.chunks > 0
 	if !out.ok {
 		out.err = "no content chunks — check --api and that streaming is on"
@@ -263,27 +210,6 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// errorMessage digs the message out of an error frame.
-func errorMessage(c *chunk, payload []byte) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(c.Error, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	var s string
-	if json.Unmarshal(c.Error, &s) == nil && s != "" {
-		return s
-	}
-	if c.Message != "" {
-		return c.Message
-	}
-	if len(payload) > 200 {
-		payload = payload[:200]
-	}
-	return string(payload)
-}
 
 // errorText names an error the way the script does: its kind, then the message.
 func errorText(err error) string {
