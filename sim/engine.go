@@ -274,11 +274,14 @@ func (e *Engine) arrive() {
 	}
 	e.pending = e.pending[n:]
 	if e.role == DecodeOnly {
+		// A decode instance cannot prefill: its KV arrives whole (a preempted
+		// sequence's is taken to come back the same way, prompt + generated).
 		k := 0
-		for ; k < len(e.waiting) && e.admit(e.waiting[k], e.waiting[k].Req.Prompt); k++ {
-			e.waiting[k].kv = e.waiting[k].Req.Prompt
-			e.runKV += e.waiting[k].kv
-			e.running = append(e.running, e.waiting[k])
+		for ; k < len(e.waiting) && e.admit(e.waiting[k], e.waiting[k].need); k++ {
+			s := e.waiting[k]
+			s.kv, s.prefilled = s.need, s.need
+			e.runKV += s.kv
+			e.running = append(e.running, s)
 		}
 		e.waiting = e.waiting[k:]
 	}
