@@ -76,6 +76,9 @@ type Iteration struct {
 	Decodes  int     `json:"decodes"`
 	Prefill  int     `json:"prefill_tokens"`
 	Items    []Item  `json:"items"`
+	// Rejected are requests found unable ever to run while this step was
+	// formed (their results say why); online drivers must tell their clients.
+	Rejected []int `json:"rejected,omitempty"`
 }
 
 // End is when the iteration's tokens are emitted.
@@ -310,6 +313,22 @@ func (e *Engine) makeDecodeRoom() {
 	}
 }
 
+// reclaimBehind frees the KV blocks and slots of every waiting sequence but
+// the head, reporting whether any were held. Their prefill starts over.
+func (e *Engine) reclaimBehind() bool {
+	freed := false
+	for _, s := range e.waiting[1:] {
+		if s.admitted || s.blocks > 0 {
+			e.release(s)
+			s.preempted++
+			s.kv, s.prefilled = 0, 0
+			s.need = s.Req.Prompt + s.generated
+			freed = true
+		}
+	}
+	return freed
+}
+
 func (e *Engine) preempt(s *Seq) {
 	for i, r := range e.running {
 		if r == s {
@@ -332,6 +351,7 @@ func (e *Engine) Step() (*Iteration, bool) {
 	if e.iters >= e.cfg.Limits.MaxIterations {
 		return nil, false
 	}
+	e.it.Rejected = e.it.Rejected[:0]
 	for {
 		e.arrive()
 		if len(e.waiting)+len(e.running) == 0 {
@@ -349,14 +369,20 @@ func (e *Engine) Step() (*Iteration, bool) {
 		if e.plan.Decodes+len(e.plan.Chunks) > 0 {
 			break
 		}
-		// Nothing could be scheduled. If nothing runs, nothing will ever free
-		// room for the queue head, so it can never run: reject it.
+		// Nothing could be scheduled and nothing runs. Partly prefilled
+		// sequences queued behind the head may hold the room it needs (a
+		// preempted sequence goes back to the front): take it back from them,
+		// they will recompute. Only if none held any can the head never run.
 		if len(e.running) == 0 && len(e.waiting) > 0 {
+			if e.reclaimBehind() {
+				continue
+			}
 			head := e.waiting[0]
 			e.waiting = e.waiting[1:]
 			e.release(head)
 			head.rejected = "did not fit in the KV cache or sequence limit with nothing else running"
 			head.finish = e.now
+			e.it.Rejected = append(e.it.Rejected, head.Req.ID)
 			continue
 		}
 		if len(e.pending) == 0 {

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Result is one request's outcome.
 type Result struct {
@@ -66,6 +69,7 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 	if trace {
 		c := *it
 		c.Items = nil
+		c.Rejected = slices.Clone(it.Rejected) // the engine reuses its buffer
 		o.Iterations = append(o.Iterations, c)
 		o.items = append(o.items, it.Items...)
 		o.counts = append(o.counts, len(it.Items))

@@ -387,3 +387,24 @@ func TestCancelFreesTheBatch(t *testing.T) {
 		t.Fatalf("%s; free blocks %d, active %d", c, e.freeKV, e.active)
 	}
 }
+
+// A request that fits the KV cache alone is never rejected, even when
+// preemption puts it back in front of partly prefilled sequences holding the
+// room it needs (they give it back and recompute).
+func TestPreemptedHeadIsNotRejectedWhenItFits(t *testing.T) {
+	reqs, _ := PoissonLengths(400, 200, Uniform(100, 30000), Uniform(1, 2000), 0)
+	out, err := Run(Config{Step: lectureStep(t), Policy: Chunked{Budget: 2048}, Trace: true,
+		Limits: Limits{KVBlocks: 2641, BlockSize: 16, MaxSeqs: 256, Preempt: true}}, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Count(out.Results)
+	if c.Completed != 400 || c.Preemptions == 0 {
+		t.Fatalf("%s (want all 400 completed, with preemptions)", c)
+	}
+	for _, it := range out.Iterations {
+		if len(it.Rejected) > 0 {
+			t.Fatalf("iteration %d rejected %v", it.Index, it.Rejected)
+		}
+	}
+}
