@@ -22,10 +22,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/v1/completions", s.auth(func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false) }))
 	mux.HandleFunc("/v1/chat/completions", s.auth(func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true) }))
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("/servelab/stats", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/servelab/stats", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Stats(r.URL.Query().Get("reset") == "1"))
-	})
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "NotFoundError", "", fmt.Sprintf("no route %s %s; this lab server serves /v1/models, /v1/completions and /v1/chat/completions", r.Method, r.URL.Path))
 	})
@@ -298,6 +298,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	case <-st.finished:
 	case <-r.Context().Done():
 		st.left.Store(true)
+		select {
+		case s.gone <- st.id:
+		default: // the driver still sees left at the stream's next token
+		}
 	case <-s.stopped:
 		stopped = true
 	}

@@ -19,8 +19,8 @@
 // TokensPerWord; the lab's prompts are lists of integers, one "token" each
 // in the lab script's own accounting.
 //
-// A client that goes away stops receiving frames at once; its request is
-// aborted (Engine.Cancel) at its next token, when a real server notices too.
+// A client that goes away stops receiving frames at once and its request is
+// aborted (Engine.Cancel) before the next iteration, wherever it is.
 package labserver
 
 import (
@@ -54,6 +54,7 @@ type Server struct {
 	cfg     Config
 	model   []byte // JSON-quoted model name, spliced into every frame
 	submit  chan *stream
+	gone    chan int // IDs of streams whose clients went away, for the driver to abort
 	quit    chan struct{}
 	stopped chan struct{} // closed when the driver and the writers are gone
 	closing sync.Once
@@ -69,6 +70,7 @@ type Server struct {
 	iters   atomic.Int64
 	reqs    atomic.Int64
 	running atomic.Int64 // sequences decoding in the engine after the last iteration
+	waiting atomic.Int64 // sequences waiting for (more) prefill after the last iteration
 }
 
 // stream is one request in flight. Its handler writes the headers, then
@@ -163,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxModelLen == 0 {
 		cfg.MaxModelLen = 1 << 20
 	}
-	s := &Server{cfg: cfg, model: quoteJSON(cfg.ModelName), submit: make(chan *stream, queueDepth),
+	s := &Server{cfg: cfg, model: quoteJSON(cfg.ModelName), submit: make(chan *stream, queueDepth), gone: make(chan int, queueDepth),
 		quit: make(chan struct{}), stopped: make(chan struct{}), started: time.Now()}
 	// One writer per CPU; a stream always goes to the same writer, which
 	// writes its streams in the same order every iteration, so the spread
@@ -391,6 +393,13 @@ func (s *Server) drive() {
 			select {
 			case st := <-s.submit:
 				add(st)
+			case id := <-s.gone:
+				// Abort it wherever it is, queued or prefilling too: a client
+				// that gave up on a long prompt must not stall everyone.
+				if streams[id] != nil {
+					eng.Cancel(id)
+					delete(streams, id)
+				}
 			default:
 				break drain
 			}
@@ -404,6 +413,16 @@ func (s *Server) drive() {
 			continue
 		}
 		s.iters.Add(1)
+		if len(it.Rejected) > 0 { // found unable ever to run: say so now, not when the engine idles
+			var b []emission
+			for _, id := range it.Rejected {
+				if st := streams[id]; st != nil {
+					b = append(b, emission{st: st, at: time.Now(), err: "the engine could not schedule this request (KV cache or sequence limit)"})
+					delete(streams, id)
+				}
+			}
+			s.dispatch(b)
+		}
 		deadline := wall(it.End())
 		if !s.waitUntil(deadline) {
 			return
@@ -428,7 +447,8 @@ func (s *Server) drive() {
 				batch = append(batch, emission{st: st, at: deadline, tokens: 1, done: item.Done})
 			}
 		}
-		_, running := eng.Queued()
+		waiting, running := eng.Queued()
+		s.waiting.Store(int64(waiting))
 		s.running.Store(int64(running))
 		s.dispatch(slices.Clone(batch))
 	}
@@ -508,7 +528,8 @@ type Stats struct {
 	Iterations   int64   `json:"iterations"`     // engine iterations (or metronome ticks)
 	Requests     int64   `json:"requests"`       // requests accepted
 	Active       int64   `json:"active_streams"` // streams being written now
-	Running      int64   `json:"engine_running"` // sequences decoding in the engine (a vanished client's is aborted at its next token)
+	Running      int64   `json:"engine_running"` // sequences decoding in the engine (a vanished client's is aborted)
+	Waiting      int64   `json:"engine_waiting"` // sequences waiting for (more) prefill
 	UptimeS      float64 `json:"uptime_s"`
 	Mode         string  `json:"mode"` // "engine" or "cadence"
 	Policy       string  `json:"policy,omitempty"`
@@ -519,7 +540,7 @@ type Stats struct {
 
 // Stats reports timing so far; with reset the counters start again.
 func (s *Server) Stats(reset bool) Stats {
-	st := Stats{Iterations: s.iters.Load(), Requests: s.reqs.Load(), Active: s.active.Load(), Running: s.running.Load(),
+	st := Stats{Iterations: s.iters.Load(), Requests: s.reqs.Load(), Active: s.active.Load(), Running: s.running.Load(), Waiting: s.waiting.Load(),
 		UptimeS: time.Since(s.started).Seconds(), TimeScale: s.cfg.TimeScale, StreamTokens: s.cfg.StreamInterval}
 	n, p50, p99, mx := s.lat.snapshot(reset)
 	st.Frames, st.LateP50ms, st.LateP99ms, st.LateMaxms = n, p50, p99, mx

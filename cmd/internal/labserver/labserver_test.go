@@ -438,3 +438,29 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// A client that gives up while its long prompt is still prefilling is
+// aborted at once, not after the whole prefill stalled everyone else.
+func TestClientLeavingDuringPrefillIsAborted(t *testing.T) {
+	srv, url := start(t, nil) // chunked, budget 2048: a 60k-word prompt takes seconds of chunks
+	go openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"a b c","max_tokens":600,"stream":true,"ignore_eos":true}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, _ = openStream(t, ctx, url, "/v1/completions", `{"prompt":"`+words(60000)+`","max_tokens":4,"stream":true}`)
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for srv.Stats(false).Waiting == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if srv.Stats(false).Waiting == 0 {
+		t.Fatal("the long prompt never started prefilling")
+	}
+	cancel()
+	<-done
+	time.Sleep(400 * time.Millisecond) // a few decode steps, far less than the rest of the prefill
+	if st := srv.Stats(false); st.Waiting != 0 {
+		t.Errorf("%d sequences still prefilling after their client left", st.Waiting)
+	}
+}
