@@ -129,6 +129,7 @@ type Server struct {
 	cfg    Config
 	mu     sync.Mutex
 	runs   map[string]*run
+	saved  []string // finished runs also on disk, oldest first (see forget)
 	active *run
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -417,13 +418,35 @@ func (s *Server) execute(ctx context.Context, ru *run, o labclient.Options) {
 	if res.Interrupted {
 		state, msg = "interrupted", "stopped early: "+fmt.Sprint(res.Stop)
 	}
+	saved := false
 	if s.cfg.RunsDir != "" {
 		if err := labclient.SaveMeasured(filepath.Join(s.cfg.RunsDir, ru.id+".json"), res.Measured); err != nil {
 			msg = strings.TrimPrefix(msg+"; ", "; ") + "could not save the run: " + err.Error()
+		} else {
+			saved = true
 		}
 	}
 	ru.finish(state, msg, res.Measured)
 	s.logf("run %s %s: worst gap %.1f ms\n", ru.id, state, res.Measured.Summary.WorstGap*1e3)
+	if saved {
+		s.forget(ru.id, keepInMemory)
+	}
+}
+
+// keepInMemory is how many finished, saved runs stay in memory with their
+// token events (up to MaxSavedEvents each) for pages that replay them.
+const keepInMemory = 4
+
+// forget queues the saved run id and drops the oldest saved runs beyond
+// keep from memory; lookup then finds them on disk, whole.
+func (s *Server) forget(id string, keep int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saved = append(s.saved, id)
+	for len(s.saved) > keep {
+		delete(s.runs, s.saved[0])
+		s.saved = s.saved[1:]
+	}
 }
 
 func (s *Server) logf(format string, a ...any) {

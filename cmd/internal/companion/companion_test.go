@@ -3,6 +3,7 @@ package companion
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
 	"servelab/hwspecs"
 	"servelab/modelspecs"
@@ -320,5 +322,38 @@ func TestGuardHelpers(t *testing.T) {
 	r.Header.Set("Origin", "http://localhost:8420")
 	if !CheckOrigin(r, LoopbackOrigins(8420)) || CheckOrigin(r, []string{"*"}) {
 		t.Error("CheckOrigin")
+	}
+}
+
+// Finished runs saved to disk leave memory after the newest few; they are
+// still listed and fetched, from disk.
+func TestOldSavedRunsLeaveMemory(t *testing.T) {
+	s, base, dir := startCompanion(t, "http://127.0.0.1:1")
+	m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.LabSummary{Label: "old", WorstGap: 0.5}}
+	var ids []string
+	for i := range 6 {
+		ids = append(ids, fmt.Sprintf("20260101-00000%d-abcdef", i))
+	}
+	for _, id := range ids {
+		if err := labclient.SaveMeasured(filepath.Join(dir, id+".json"), m); err != nil {
+			t.Fatal(err)
+		}
+		ru := newRun(id, "old", "lab", 10)
+		ru.finish("done", "", m)
+		s.mu.Lock()
+		s.runs[id] = ru
+		s.mu.Unlock()
+		s.forget(id, keepInMemory)
+	}
+	s.mu.Lock()
+	n, first := len(s.runs), s.runs[ids[0]]
+	s.mu.Unlock()
+	if n != keepInMemory || first != nil {
+		t.Fatalf("%d runs in memory (want %d), oldest still there: %v", n, keepInMemory, first != nil)
+	}
+	host := strings.TrimPrefix(base, "http://")
+	a := do(t, "GET", base+"/api/runs/"+ids[0], map[string]string{"Host": host}, "")
+	if a.status != 200 || !strings.Contains(a.body, `"worst_gap": 0.5`) && !strings.Contains(a.body, `"worst_gap":0.5`) {
+		t.Fatalf("an evicted run must still be served from disk: %d %s", a.status, clip(a.body, 200))
 	}
 }
