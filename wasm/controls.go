@@ -9,15 +9,16 @@ import (
 	"html"
 	"math"
 	"runtime/metrics"
-	"servelab/wasm/play"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall/js"
 	"time"
 
 	"servelab/hwspecs"
 	"servelab/modelspecs"
 	"servelab/sim"
+	"servelab/wasm/play"
 )
 
 // listen adds a DOM listener whose body runs guarded; it never blocks.
@@ -639,7 +640,9 @@ func (a *App) saveBlob(name string, blob js.Value) {
 	a.doc.Get("body").Call("appendChild", link)
 	link.Call("click")
 	link.Call("remove")
-	a.win.Call("setTimeout", js.FuncOf(func(js.Value, []js.Value) any { a.win.Get("URL").Call("revokeObjectURL", u); return nil }), 10000)
+	var revoke js.Func
+	revoke = a.jsFunc("download", nil, func([]js.Value) { revoke.Release(); a.win.Get("URL").Call("revokeObjectURL", u) })
+	a.win.Call("setTimeout", revoke, 10000)
 }
 
 // exportPNG reads the painted timeline back and writes it with its labels into a PNG.
@@ -688,18 +691,16 @@ func (a *App) bindUpload() {
 				continue
 			}
 			var then, catch js.Func
-			then = js.FuncOf(func(this js.Value, args []js.Value) any {
+			var once sync.Once
+			release := func() { once.Do(func() { then.Release(); catch.Release() }) }
+			then = a.jsFunc("reading "+name, release, func(args []js.Value) {
 				text := args[0].String()
 				a.post(func() { a.loadMeasured(name, []byte(text)) })
-				then.Release()
-				catch.Release()
-				return nil
+				release()
 			})
-			catch = js.FuncOf(func(this js.Value, args []js.Value) any {
+			catch = a.jsFunc("reading "+name, release, func(args []js.Value) {
 				a.message("could not read "+name+": "+js.Global().Get("String").Invoke(args[0]).String(), true)
-				then.Release()
-				catch.Release()
-				return nil
+				release()
 			})
 			f.Call("text").Call("then", then).Call("catch", catch)
 		}

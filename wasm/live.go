@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"servelab/wasm/play"
 	"strings"
 	"sync"
 	"syscall/js"
 	"time"
 
 	"servelab/sim"
+	"servelab/wasm/play"
 )
 
 // liveState is the live mode: present only when the page is served by
@@ -67,27 +67,27 @@ func (a *App) fetchJSON(url string, init map[string]any, done func(status int, b
 	}
 	var onRes, onText, onErr js.Func
 	status := 0
-	release := func() { onRes.Release(); onText.Release(); onErr.Release() }
-	onText = js.FuncOf(func(this js.Value, args []js.Value) any {
+	var once sync.Once
+	release := func() { once.Do(func() { onRes.Release(); onText.Release(); onErr.Release() }) }
+	// A panicking callback still answers, so the caller never waits forever.
+	failed := func() { a.post(func() { done(0, "", fmt.Errorf("fetch %s: a callback failed", url)) }); release() }
+	onText = a.jsFunc("fetch "+url, failed, func(args []js.Value) {
 		body := args[0].String()
 		st := status
 		a.post(func() { done(st, body, nil) })
 		release()
-		return nil
 	})
-	onRes = js.FuncOf(func(this js.Value, args []js.Value) any {
+	onRes = a.jsFunc("fetch "+url, failed, func(args []js.Value) {
 		status = args[0].Get("status").Int()
 		args[0].Call("text").Call("then", onText).Call("catch", onErr)
-		return nil
 	})
-	onErr = js.FuncOf(func(this js.Value, args []js.Value) any {
+	onErr = a.jsFunc("fetch "+url, failed, func(args []js.Value) {
 		msg := "network error"
 		if len(args) > 0 {
 			msg = js.Global().Get("String").Invoke(args[0]).String()
 		}
 		a.post(func() { done(0, "", fmt.Errorf("%s", msg)) })
 		release()
-		return nil
 	})
 	if init == nil {
 		init = map[string]any{}
@@ -217,13 +217,12 @@ func (a *App) subscribe(url string) {
 	es := a.win.Get("EventSource").New(url)
 	a.live.es = es
 	on := func(event string, f func(data string)) {
-		es.Call("addEventListener", event, js.FuncOf(func(this js.Value, args []js.Value) any {
+		es.Call("addEventListener", event, a.jsFunc("live "+event+" event", nil, func(args []js.Value) {
 			data := ""
 			if len(args) > 0 && args[0].Get("data").Type() == js.TypeString {
 				data = args[0].Get("data").String()
 			}
 			a.post(func() { f(data) })
-			return nil
 		}))
 	}
 	on("phase", func(data string) {
@@ -294,10 +293,12 @@ func (a *App) fetchResult(id, url string, tries int) {
 	a.fetchJSON(url, map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
 		switch {
 		case err == nil && status == 202 && tries > 1:
-			a.win.Call("setTimeout", js.FuncOf(func(js.Value, []js.Value) any {
+			var retry js.Func
+			retry = a.jsFunc("live result retry", nil, func([]js.Value) {
+				retry.Release()
 				a.post(func() { a.fetchResult(id, url, tries-1) })
-				return nil
-			}), 300)
+			})
+			a.win.Call("setTimeout", retry, 300)
 		case err != nil || status != 200:
 			a.liveStatus(fmt.Sprintf("run %s ended; its result is not available (status %d)", id, status))
 		default:
