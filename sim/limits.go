@@ -39,8 +39,8 @@ func (m MemorySplit) KVBlocks(s StepModel) (int, error) {
 		for need < 64 && free(need) < math.Min(minKV, 4<<30) {
 			need *= 2
 		}
-		return 0, fmt.Errorf("%s needs %.1f GB of weights but %d x %s gives %.1f GB usable (%.0f%% of %.0f GB each): it does not fit; try --tp %d",
-			s.Model.Name, s.WeightBytes()/1e9, tp, s.GPU.Name, float64(tp)*s.GPU.MemBytes*util/1e9, util*100, s.GPU.MemBytes/1e9, need)
+		return 0, fmt.Errorf("%s needs %.1f GB of weights plus at least %.1f GB of KV cache but %d x %s gives %.1f GB usable (%.0f%% of %.0f GB each): it does not fit; try --tp %d",
+			s.Model.Name, s.WeightBytes()/1e9, math.Min(minKV, 4<<30)/1e9, tp, s.GPU.Name, float64(tp)*s.GPU.MemBytes*util/1e9, util*100, s.GPU.MemBytes/1e9, need)
 	}
 	return int(free(tp) / (s.KVBytesPerToken() * float64(bs))), nil
 }
