@@ -150,6 +150,21 @@ func (e *Engine) AdvanceTo(t float64) {
 	}
 }
 
+// DropFinished forgets requests that are done, rejected or cancelled, so a
+// long-lived online driver (the lab server) does not keep every request it
+// ever served; Results then covers only those still in flight.
+func (e *Engine) DropFinished() {
+	k := 0
+	for _, s := range e.all {
+		if !(s.done || s.cancelled || s.rejected != "") {
+			e.all[k] = s
+			k++
+		}
+	}
+	clear(e.all[k:])
+	e.all = e.all[:k]
+}
+
 // Queued is how many arrived requests wait for (more) prefill and how many are decoding.
 func (e *Engine) Queued() (waiting, running int) { return len(e.waiting), len(e.running) }
 

@@ -408,3 +408,24 @@ func TestPreemptedHeadIsNotRejectedWhenItFits(t *testing.T) {
 		}
 	}
 }
+
+func TestDropFinishedKeepsOnlyWhatIsInFlight(t *testing.T) {
+	e, _ := NewEngine(Config{Step: lectureStep(t), Policy: Chunked{Budget: 2048}})
+	e.Submit(Request{ID: 1, Prompt: 10, Output: 2})
+	e.Submit(Request{ID: 2, Prompt: 10, Output: 500})
+	e.Submit(Request{ID: 3, Prompt: 10, Output: 0}) // rejected
+	for range 5 {
+		e.Step()
+	}
+	e.DropFinished()
+	rs := e.Results()
+	if len(rs) != 1 || rs[0].ID != 2 {
+		t.Fatalf("after DropFinished: %+v", rs)
+	}
+	for e.Busy() {
+		e.Step()
+	}
+	if rs := e.Results(); len(rs) != 1 || !rs[0].Completed() {
+		t.Fatalf("the request in flight must still finish: %+v", rs)
+	}
+}

@@ -110,6 +110,7 @@ const (
 	waitAtLeast = 50 * time.Microsecond // below this a deadline counts as reached
 	writeWait   = 2 * time.Second       // a client that takes longer to accept a frame is dropped
 	inlineMax   = 384                   // batches up to this size the driver writes itself
+	dropEvery   = 10_000                // requests between forgetting finished ones
 )
 
 // New checks cfg, builds the engine and starts the driver and the writers.
@@ -358,6 +359,9 @@ func (s *Server) drive() {
 	}
 	add := func(st *stream) {
 		submitted++
+		if submitted%dropEvery == 0 {
+			eng.DropFinished() // an engine that never idles must not keep every request it served
+		}
 		err := eng.Submit(sim.Request{ID: st.id, Arrival: eng.Now(), Prompt: st.prompt, Output: st.output})
 		if err != nil {
 			s.dispatch([]emission{{st: st, at: time.Now(), err: err.Error()}})
