@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"container/list"
 	"net"
 	"net/http"
 	"net/netip"
@@ -69,57 +70,51 @@ func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
 
 // MemoryStore is a Store in Go memory for servers that live between requests
 // (servelab serve, tests). It holds at most Max keys, forgetting the least
-// recently used one when full, so a flood of addresses cannot grow it.
+// recently used one when full (in O(1)), so a flood of addresses cannot grow it.
 type MemoryStore struct {
-	Max   int
-	mu    sync.Mutex
-	m     map[string]*memEntry
-	clock int64
+	Max int
+	mu  sync.Mutex
+	m   map[string]*list.Element // values are *memEntry
+	lru list.List                // front: most recently used
 }
 
 type memEntry struct {
-	b    Bucket
-	used int64
+	key string
+	b   Bucket
 }
 
 // NewMemoryStore makes a MemoryStore of at most max keys.
 func NewMemoryStore(max int) *MemoryStore {
-	return &MemoryStore{Max: max, m: map[string]*memEntry{}}
+	return &MemoryStore{Max: max, m: map[string]*list.Element{}}
 }
 
 // Get returns key's bucket, if it is still remembered.
 func (s *MemoryStore) Get(key string) (Bucket, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.m[key]
+	el, ok := s.m[key]
 	if !ok {
 		return Bucket{}, false
 	}
-	s.clock++
-	e.used = s.clock
-	return e.b, true
+	s.lru.MoveToFront(el)
+	return el.Value.(*memEntry).b, true
 }
 
 // Put stores key's bucket.
 func (s *MemoryStore) Put(key string, b Bucket) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clock++
-	if e, ok := s.m[key]; ok {
-		e.b, e.used = b, s.clock
+	if el, ok := s.m[key]; ok {
+		el.Value.(*memEntry).b = b
+		s.lru.MoveToFront(el)
 		return
 	}
 	if s.Max > 0 && len(s.m) >= s.Max {
-		// A linear scan is fine at the sizes this is used at (thousands).
-		oldest, at := "", int64(-1)
-		for k, e := range s.m {
-			if at < 0 || e.used < at {
-				oldest, at = k, e.used
-			}
-		}
-		delete(s.m, oldest)
+		oldest := s.lru.Back()
+		delete(s.m, oldest.Value.(*memEntry).key)
+		s.lru.Remove(oldest)
 	}
-	s.m[key] = &memEntry{b: b, used: s.clock}
+	s.m[key] = s.lru.PushFront(&memEntry{key: key, b: b})
 }
 
 // Len says how many keys are remembered.
