@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"servelab/cmd/internal/companion"
@@ -19,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "labserver", summary: "a simulated OpenAI-compatible lab server whose streams share one real-time engine", run: runLabServer})
+	register(command{name: "labserver", summary: "a simulated OpenAI-compatible lab server whose streams share one real-time engine", run: untilSignal(labServerUntil)})
 }
 
 // apiKeyEnv names the environment variable holding the lab server's API key:
@@ -80,12 +78,6 @@ func (f *labServerFlags) describe(s *labserver.Server) string {
 	}
 	return fmt.Sprintf("%s on %s, policy %s, time scale %g, %d token(s) per frame, max model len %d",
 		c.Engine.Step.Model.Name, c.Engine.Step.GPU.Name, c.Engine.Policy.Name(), c.TimeScale, c.StreamInterval, c.MaxModelLen)
-}
-
-func runLabServer(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return labServerUntil(ctx, args, stdout, stderr)
 }
 
 // labServerUntil is labserver, running until ctx ends.

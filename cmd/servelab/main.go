@@ -4,14 +4,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // command is one subcommand: its name, a one-line summary and its entry point.
@@ -25,6 +28,15 @@ var commands = map[string]command{}
 
 // register adds a subcommand; each subcommand file calls it from init.
 func register(c command) { commands[c.name] = c }
+
+// untilSignal runs a long-lived subcommand until Ctrl-C or SIGTERM.
+func untilSignal(f func(ctx context.Context, args []string, stdout, stderr io.Writer) error) func([]string, io.Writer, io.Writer) error {
+	return func(args []string, stdout, stderr io.Writer) error {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return f(ctx, args, stdout, stderr)
+	}
+}
 
 // errUsage marks an error already explained by the flag package's usage output.
 var errUsage = errors.New("usage")

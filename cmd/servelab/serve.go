@@ -8,10 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"servelab/cmd/internal/companion"
@@ -21,7 +19,7 @@ import (
 )
 
 func init() {
-	register(command{name: "serve", summary: "the playground and its live lab companion on http://127.0.0.1 (embedded lab servers unless --lab)", run: runServe})
+	register(command{name: "serve", summary: "the playground and its live lab companion on http://127.0.0.1 (embedded lab servers unless --lab)", run: untilSignal(serveUntil)})
 }
 
 // listFlag is a repeatable string flag.
@@ -29,12 +27,6 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-func runServe(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return serveUntil(ctx, args, stdout, stderr)
-}
 
 // serveUntil is serve, running until ctx ends.
 func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
