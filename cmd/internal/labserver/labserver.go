@@ -2,14 +2,18 @@
 // HTTP API (/v1/models, /v1/completions, /v1/chat/completions, streaming and
 // not) whose every token is timed by ONE sim.Engine run in real time.
 //
-// One driver goroutine owns the engine. Each iteration it sleeps until the
-// iteration's end on the wall clock (simulated seconds times TimeScale),
-// writes the frame of every token the iteration emitted (itself for a small
-// batch; through one writer per CPU for a large one, each stream always in
-// the same place in the order), then submits the requests that arrived
-// meanwhile. So a long prompt arriving stalls every
-// other stream's next token for exactly as long as the simulator says, which
-// per-request fake servers cannot show. With Cadence set the engine is
+// One driver goroutine owns the engine. Each iteration it hands the frames
+// of every token the iteration emits to the writers (one per CPU), sleeps
+// until the iteration's end on the wall clock (simulated seconds times
+// TimeScale), then submits the requests that arrived meanwhile. So a long
+// prompt arriving stalls every other stream's next token for exactly as
+// long as the simulator says, which per-request fake servers cannot show.
+//
+// A thousand frames cannot all be written at the same instant, and how long
+// each write takes varies, so each stream holds a slot for its whole life:
+// its writer writes it at the iteration's end plus slot × gap, waiting for
+// that moment if early; the gap is learnt, a little over one write's time. The others coming, going or writing slowly then
+// no longer move its frames, and its every gap is the simulator's. With Cadence set the engine is
 // replaced by a metronome (every stream gets a token every Cadence), a
 // self-test for judging a client's own timing error: its frames also carry
 // "servelab_t", the server's send time, so a client's error can be told
@@ -59,8 +63,9 @@ type Server struct {
 	stopped chan struct{} // closed when the driver and the writers are gone
 	closing sync.Once
 	writers []chan []emission
-	pending atomic.Int64   // emissions handed to the writers and not yet written
 	wg      sync.WaitGroup // the writers
+	slots   slots          // the driver's: each stream's writer and place in time
+	cost    []atomic.Int64 // per writer: how long its writes take lately, in ns (a moving average)
 	nextID  atomic.Int64
 	active  atomic.Int64
 	started time.Time
@@ -83,6 +88,10 @@ type stream struct {
 	left     atomic.Bool   // the client went away: deliver nothing more
 	finished chan struct{} // closed by the writer after the last frame
 	emitted  int           // metronome-only: tokens delivered
+	writer   int           // driver-owned: the writer that writes this stream (fixed once placed)
+	slot     int           // driver-owned: its place in the writer's order; -1: none (yet, or any more)
+	offset   time.Duration // driver-owned: its frames are written this long after the simulator's time
+	placed   bool          // it has had a writer and slot
 
 	mu   sync.Mutex
 	over bool
@@ -93,24 +102,27 @@ type stream struct {
 // at the simulator's time, or the request's failure.
 type emission struct {
 	st     *stream
-	at     time.Time
+	at     time.Time // the simulator's time for it
+	due    time.Time // when to write it: at plus the stream's slot offset; zero: at once
 	tokens int
 	done   bool
 	err    string
 }
 
 const (
-	spinWindow  = 2 * time.Millisecond  // Go's timers wake up to ~1 ms late; spin the last stretch
-	resetAfter  = 50_000                // requests before an idle engine is replaced (bounds memory)
-	maxRequest  = 64 << 20              // default body limit
-	maxTokens   = sim.MaxTokens         // per prompt or output
-	queueDepth  = 1 << 14               // submissions waiting for the driver
-	defaultChat = 256                   // max_tokens when a chat request gives none
-	defaultComp = 16                    // max_tokens when a completions request gives none (OpenAI's default)
-	waitAtLeast = 50 * time.Microsecond // below this a deadline counts as reached
-	writeWait   = 2 * time.Second       // a client that takes longer to accept a frame is dropped
-	inlineMax   = 384                   // batches up to this size the driver writes itself
-	dropEvery   = 10_000                // requests between forgetting finished ones
+	spinWindow  = 2 * time.Millisecond   // Go's timers wake up to ~1 ms late; spin the last stretch
+	busyWindow  = 50 * time.Microsecond  // the last stretch spins without yielding: a yield can cost more
+	firstWrite  = 25 * time.Microsecond  // a slow loopback write: the guess until writes have been timed
+	minGap      = 1 * time.Microsecond   // between a writer's slots
+	maxGap      = 100 * time.Microsecond //
+	resetAfter  = 50_000                 // requests before an idle engine is replaced (bounds memory)
+	maxRequest  = 64 << 20               // default body limit
+	maxTokens   = sim.MaxTokens          // per prompt or output
+	queueDepth  = 1 << 14                // submissions waiting for the driver
+	defaultChat = 256                    // max_tokens when a chat request gives none
+	defaultComp = 16                     // max_tokens when a completions request gives none (OpenAI's default)
+	writeWait   = 2 * time.Second        // a client that takes longer to accept a frame is dropped
+	dropEvery   = 10_000                 // requests between forgetting finished ones
 )
 
 // New checks cfg, builds the engine and starts the driver and the writers.
@@ -168,14 +180,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, model: quoteJSON(cfg.ModelName), submit: make(chan *stream, queueDepth), gone: make(chan int, queueDepth),
 		quit: make(chan struct{}), stopped: make(chan struct{}), started: time.Now()}
-	// One writer per CPU; a stream always goes to the same writer, which
-	// writes its streams in the same order every iteration, so the spread
-	// of write times shows up as a fixed offset per stream, not as jitter.
+	// One writer per CPU; a stream always goes to the same writer, at the
+	// same offset from every iteration's end (its slot).
 	s.writers = make([]chan []emission, max(1, runtime.GOMAXPROCS(0)))
+	s.slots, s.cost = newSlots(len(s.writers)), make([]atomic.Int64, len(s.writers))
 	for i := range s.writers {
 		s.writers[i] = make(chan []emission, 64)
 		s.wg.Add(1)
-		go s.writer(s.writers[i])
+		go s.writer(s.writers[i], &s.cost[i])
 	}
 	go func() {
 		if cfg.Cadence > 0 {
@@ -232,58 +244,125 @@ func (s *Server) failQueued() {
 	}
 }
 
-// dispatch delivers a batch of emissions. A small batch the driver writes
-// itself, at once (waking another goroutine costs tens of microseconds, and
-// milliseconds on a busy machine); a large one goes to the writers, each
-// stream to its own writer, so a thousand streams are written in parallel.
+// dispatch hands a batch of emissions to the writers, each to its stream's
+// writer (so a stream's frames never overtake each other), in the order
+// they are due.
 func (s *Server) dispatch(batch []emission) {
 	if len(batch) == 0 {
 		return
 	}
-	if len(batch) <= inlineMax && s.pending.Load() == 0 {
-		for _, e := range batch {
-			s.write(e)
-		}
-		return
-	}
-	n := len(s.writers)
-	s.pending.Add(int64(len(batch)))
-	if n == 1 {
-		s.writers[0] <- batch
-		return
-	}
-	parts := make([][]emission, n)
+	parts := make([][]emission, len(s.writers))
 	for _, e := range batch {
-		i := e.st.id % n
-		parts[i] = append(parts[i], e)
+		parts[e.st.writer] = append(parts[e.st.writer], e)
 	}
 	for i, p := range parts {
 		if len(p) > 0 {
+			slices.SortStableFunc(p, func(a, b emission) int { return a.due.Compare(b.due) })
 			s.writers[i] <- p
 		}
 	}
 }
 
-// writer writes the frames of its streams, batch after batch.
-func (s *Server) writer(ch <-chan []emission) {
+// writer writes the frames of its streams, each when it is due, and keeps
+// cost up to date with how long a write takes.
+func (s *Server) writer(ch <-chan []emission, cost *atomic.Int64) {
 	defer s.wg.Done()
+	avg := int64(firstWrite)
 	for batch := range ch {
 		for _, e := range batch {
-			s.write(e)
+			if !e.due.IsZero() {
+				s.waitUntil(e.due) // when closing, write at once: the error frames follow
+			}
+			if took := s.write(e); took > 0 {
+				avg += (int64(took) - avg) / 32
+			}
 		}
-		// Only when no writer holds frames may the driver write inline
-		// again, or a stream's frames could overtake each other.
-		s.pending.Add(-int64(len(batch)))
+		cost.Store(avg)
 	}
 }
 
-// write delivers one emission to its stream's client.
-func (s *Server) write(e emission) {
+// slotGap is the time between a writer's slots for the streams placed in
+// an iteration period long. All slots fit in the first half of the period,
+// so that no frame is held back for long. In the self-test (cadence) mode,
+// where precision is all that matters, they spread over all of it; with
+// the engine, where every frame's delay adds to what a client measures,
+// the gap is twice the slowest writer's recent write: enough for a writer
+// to keep ahead of its slots, which it must, or its lateness piles up from
+// slot to slot. Streams placed earlier keep their offsets.
+func (s *Server) slotGap(period time.Duration) time.Duration {
+	gap := min(maxGap, period/2/time.Duration(max(1, s.slots.most())))
+	if s.cfg.Cadence == 0 {
+		var c int64
+		for i := range s.cost {
+			c = max(c, s.cost[i].Load())
+		}
+		gap = min(gap, time.Duration(c)*2)
+	}
+	return max(gap, minGap).Round(time.Microsecond / 4)
+}
+
+// slots places streams in time: writer w writes the stream in its slot k at
+// an iteration's end plus k × the slot gap. A new stream takes the least loaded
+// writer's first free slot and keeps it until it ends.
+type slots struct {
+	used [][]bool // per writer: which slots are taken
+	n    []int    // per writer: how many
+}
+
+func newSlots(writers int) slots {
+	return slots{used: make([][]bool, writers), n: make([]int, writers)}
+}
+
+// most is the largest number of slots any writer has held at once.
+func (t *slots) most() int {
+	m := 0
+	for _, u := range t.used {
+		m = max(m, len(u))
+	}
+	return m
+}
+
+// place gives st a writer, a slot and, from the slot gap now, its offset,
+// unless it has had them. The offset never changes after, even if the gap
+// does: a stream's frames keep their place in time.
+func (t *slots) place(st *stream, gap time.Duration) {
+	if st.placed {
+		return
+	}
+	w := 0
+	for i := range t.n {
+		if t.n[i] < t.n[w] {
+			w = i
+		}
+	}
+	k := slices.Index(t.used[w], false)
+	if k < 0 {
+		k = len(t.used[w])
+		t.used[w] = append(t.used[w], false)
+	}
+	t.used[w][k] = true
+	t.n[w]++
+	st.writer, st.slot, st.offset, st.placed = w, k, time.Duration(k)*gap, true
+}
+
+// release frees st's slot; its writer stays, for any failure frame to come.
+func (t *slots) release(st *stream) {
+	if st.slot < 0 || !st.placed {
+		return
+	}
+	t.used[st.writer][st.slot] = false
+	t.n[st.writer]--
+	st.slot = -1
+}
+
+// write delivers one emission to its stream's client; it returns how long
+// writing a frame took, or 0 when it wrote none.
+func (s *Server) write(e emission) (took time.Duration) {
 	st := e.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.over {
-		return
+		return 0
 	}
 	end := func() {
 		st.over = true
@@ -292,15 +371,17 @@ func (s *Server) write(e emission) {
 	if e.err != "" {
 		st.out.fail(e.err)
 		end()
-		return
+		return 0
 	}
 	if st.left.Load() {
 		end()
-		return
+		return 0
 	}
+	start := time.Now()
 	wrote, ok := st.out.tokens(e.tokens, e.done)
 	if wrote {
 		now := time.Now()
+		took = now.Sub(start)
 		s.lat.add(now.Sub(e.at))
 		if o := st.out; !o.lastAt.IsZero() {
 			d := now.Sub(o.lastWrite) - e.at.Sub(o.lastAt)
@@ -311,18 +392,20 @@ func (s *Server) write(e emission) {
 	if !ok || e.done {
 		end()
 	}
+	return took
 }
 
 // waitUntil sleeps until t, precisely: a timer for most of the wait (Go
-// timers can wake ~1 ms late), then a yielding spin. It reports false when
-// the server is closing.
+// timers can wake ~1 ms late), then a spin that yields to other goroutines,
+// and for the last few microseconds one that does not. It reports false at
+// once when the server is closing.
 func (s *Server) waitUntil(t time.Time) bool {
 	for {
 		d := time.Until(t)
-		if d < waitAtLeast {
+		switch {
+		case d <= 0:
 			return true
-		}
-		if d > spinWindow {
+		case d > spinWindow:
 			timer := time.NewTimer(d - spinWindow)
 			select {
 			case <-timer.C:
@@ -330,12 +413,14 @@ func (s *Server) waitUntil(t time.Time) bool {
 				timer.Stop()
 				return false
 			}
-			continue
+		case d > busyWindow:
+			select {
+			case <-s.quit:
+				return false
+			default:
+				runtime.Gosched()
+			}
 		}
-		for time.Now().Before(t) {
-			runtime.Gosched()
-		}
-		return true
 	}
 }
 
@@ -347,7 +432,6 @@ func (s *Server) drive() {
 		base      time.Time // wall time of simulated 0
 		submitted int
 		streams   = map[int]*stream{}
-		batch     []emission
 	)
 	fresh := func() {
 		eng, _ = sim.NewEngine(s.cfg.Engine) // validated in New
@@ -369,11 +453,15 @@ func (s *Server) drive() {
 		}
 		streams[st.id] = st
 	}
+	drop := func(st *stream) {
+		delete(streams, st.id)
+		s.slots.release(st)
+	}
 	failAll := func(msg string) {
 		var b []emission
-		for id, st := range streams {
+		for _, st := range streams {
 			b = append(b, emission{st: st, at: time.Now(), err: msg})
-			delete(streams, id)
+			drop(st)
 		}
 		s.dispatch(b)
 	}
@@ -400,9 +488,9 @@ func (s *Server) drive() {
 			case id := <-s.gone:
 				// Abort it wherever it is, queued or prefilling too: a client
 				// that gave up on a long prompt must not stall everyone.
-				if streams[id] != nil {
+				if st := streams[id]; st != nil {
 					eng.Cancel(id)
-					delete(streams, id)
+					drop(st)
 				}
 			default:
 				break drain
@@ -422,17 +510,16 @@ func (s *Server) drive() {
 			for _, id := range it.Rejected {
 				if st := streams[id]; st != nil {
 					b = append(b, emission{st: st, at: time.Now(), err: "the engine could not schedule this request (KV cache or sequence limit)"})
-					delete(streams, id)
+					drop(st)
 				}
 			}
 			s.dispatch(b)
 		}
+		// The frames go to the writers now, before the iteration's end, so
+		// each writer is awake and waiting when its first slot comes.
 		deadline := wall(it.End())
-		if !s.waitUntil(deadline) {
-			return
-		}
-		s.wake.add(time.Since(deadline))
-		batch = batch[:0]
+		batch, gap := make([]emission, 0, len(it.Items)), s.slotGap(deadline.Sub(wall(it.Start)))
+		var ended []*stream
 		for _, item := range it.Items {
 			if !item.Emit {
 				continue
@@ -441,25 +528,35 @@ func (s *Server) drive() {
 			if st == nil {
 				continue
 			}
-			if item.Done || st.left.Load() {
-				delete(streams, item.ID)
+			left := st.left.Load()
+			if !left {
+				s.slots.place(st, gap)
+				batch = append(batch, emission{st: st, at: deadline, due: deadline.Add(st.offset), tokens: 1, done: item.Done})
 			}
-			if !item.Done && st.left.Load() {
+			if item.Done || left {
+				ended = append(ended, st) // after the loop, so no other stream takes its slot in this batch
+			}
+			if !item.Done && left {
 				eng.Cancel(item.ID) // the client went away: abort, as vLLM does when it notices
 			}
-			if !st.left.Load() {
-				batch = append(batch, emission{st: st, at: deadline, tokens: 1, done: item.Done})
-			}
+		}
+		for _, st := range ended {
+			drop(st)
 		}
 		waiting, running := eng.Queued()
 		s.waiting.Store(int64(waiting))
 		s.running.Store(int64(running))
-		s.dispatch(slices.Clone(batch))
+		s.dispatch(batch)
+		if !s.waitUntil(deadline) {
+			return
+		}
+		s.wake.add(time.Since(deadline))
 	}
 }
 
 // metronome is the self-test driver: every stream in flight gets one token
-// at each tick of a fixed grid, so every true gap is exactly Cadence.
+// at each tick of a fixed grid, so every true gap is exactly Cadence. As in
+// drive, a tick's frames go to the writers a tick ahead.
 func (s *Server) metronome() {
 	var active []*stream
 	d := s.cfg.Cadence
@@ -484,10 +581,6 @@ func (s *Server) metronome() {
 				return
 			}
 		}
-		if !s.waitUntil(next) {
-			return
-		}
-		s.wake.add(time.Since(next))
 	drain:
 		for {
 			select {
@@ -498,23 +591,35 @@ func (s *Server) metronome() {
 			}
 		}
 		s.iters.Add(1)
-		batch := make([]emission, 0, len(active))
+		batch, gap := make([]emission, 0, len(active)), s.slotGap(d)
+		var ended []*stream
 		k := 0
 		for _, st := range active {
 			if st.left.Load() {
+				ended = append(ended, st)
 				continue
 			}
+			s.slots.place(st, gap)
 			st.emitted++
 			done := st.emitted >= st.output
-			batch = append(batch, emission{st: st, at: next, tokens: 1, done: done})
-			if !done {
+			batch = append(batch, emission{st: st, at: next, due: next.Add(st.offset), tokens: 1, done: done})
+			if done {
+				ended = append(ended, st)
+			} else {
 				active[k] = st
 				k++
 			}
 		}
+		for _, st := range ended {
+			s.slots.release(st) // after the loop, so no other stream takes its slot in this batch
+		}
 		clear(active[k:])
 		active = active[:k]
 		s.dispatch(batch)
+		if !s.waitUntil(next) {
+			return
+		}
+		s.wake.add(time.Since(next))
 		next = next.Add(d)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -462,5 +463,69 @@ func TestClientLeavingDuringPrefillIsAborted(t *testing.T) {
 	time.Sleep(400 * time.Millisecond) // a few decode steps, far less than the rest of the prefill
 	if st := srv.Stats(false); st.Waiting != 0 {
 		t.Errorf("%d sequences still prefilling after their client left", st.Waiting)
+	}
+}
+
+func TestSlotsKeepEachStreamsPlace(t *testing.T) {
+	sl := newSlots(2)
+	var sts []*stream
+	for i := 0; i < 5; i++ {
+		st := &stream{id: i}
+		sl.place(st, 10*time.Microsecond)
+		sts = append(sts, st)
+	}
+	// Least loaded writer first, lowest free slot: 0/0, 1/0, 0/1, 1/1, 0/2.
+	for i, st := range sts {
+		if st.writer != i%2 || st.slot != i/2 || st.offset != time.Duration(i/2)*10*time.Microsecond {
+			t.Errorf("stream %d: writer %d slot %d offset %v", i, st.writer, st.slot, st.offset)
+		}
+	}
+	sl.place(sts[4], time.Millisecond) // placed once: nothing moves
+	if sts[4].slot != 2 || sts[4].offset != 20*time.Microsecond {
+		t.Errorf("a placed stream moved: slot %d offset %v", sts[4].slot, sts[4].offset)
+	}
+	// A stream that ends frees its slot for the next newcomer on that
+	// writer; the others keep their offsets even though the gap changed.
+	sl.release(sts[0])
+	sl.release(sts[0]) // twice is harmless
+	if sts[0].slot != -1 || sts[0].writer != 0 {
+		t.Errorf("released stream: writer %d slot %d (its writer must stay for a failure frame)", sts[0].writer, sts[0].slot)
+	}
+	nw := &stream{id: 9}
+	sl.place(nw, 30*time.Microsecond)
+	if nw.writer != 0 || nw.slot != 0 || nw.offset != 0 {
+		t.Errorf("newcomer: writer %d slot %d offset %v, want writer 0's freed slot 0", nw.writer, nw.slot, nw.offset)
+	}
+	nw2 := &stream{id: 10}
+	sl.place(nw2, 30*time.Microsecond)
+	if nw2.writer != 1 || nw2.slot != 2 || nw2.offset != 60*time.Microsecond {
+		t.Errorf("second newcomer: writer %d slot %d offset %v, want the less loaded writer 1, slot 2 at the new gap, 60µs", nw2.writer, nw2.slot, nw2.offset)
+	}
+	for i, st := range sts[1:] {
+		if want := time.Duration((i+1)/2) * 10 * time.Microsecond; st.offset != want {
+			t.Errorf("stream %d's offset moved to %v", i+1, st.offset)
+		}
+	}
+	if sl.most() != 3 {
+		t.Errorf("most = %d, want 3", sl.most())
+	}
+}
+
+func TestSlotGapFollowsWritesAndFitsThePeriod(t *testing.T) {
+	s := &Server{slots: newSlots(1), cost: make([]atomic.Int64, 2)}
+	s.cost[0].Store(int64(8 * time.Microsecond))
+	s.cost[1].Store(int64(12 * time.Microsecond)) // the slowest writer sets it
+	if g := s.slotGap(20 * time.Millisecond); g != 24*time.Microsecond {
+		t.Errorf("gap %v, want twice the slowest write, 24µs", g)
+	}
+	for i := 0; i < 1000; i++ {
+		s.slots.place(&stream{id: i}, time.Microsecond)
+	}
+	// A thousand slots must fit in half of a 20 ms period: 10µs each.
+	if g := s.slotGap(20 * time.Millisecond); g != 10*time.Microsecond {
+		t.Errorf("gap %v with 1000 slots in 20 ms, want 10µs", g)
+	}
+	if g := s.slotGap(time.Microsecond); g != minGap {
+		t.Errorf("gap %v for a tiny period, want the floor %v", g, minGap)
 	}
 }

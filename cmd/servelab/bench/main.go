@@ -41,7 +41,9 @@ func main() {
 	skipPy := flag.Bool("no-python", false, "skip run.py")
 	repeat := flag.Int("repeat", 1, "precision runs per tool and stream count (the summary takes the median p99)")
 	out := flag.String("json", "", "also write the results to this JSON file")
+	isolate := flag.Bool("isolate", true, "give the lab server CPU 0 and the clients the other CPUs (taskset), as a lab server on its own machine")
 	flag.Parse()
+	pin = setupIsolation(*isolate)
 	if *repeat < 1 || *repeat > 100 {
 		fmt.Fprintln(os.Stderr, "bench: -repeat must be in 1..100")
 		os.Exit(2)
@@ -111,6 +113,7 @@ func run(streamList string, cadence time.Duration, duration float64, load, repea
 					cmd = exec.Command(bin, append([]string{"measure", "--quiet"}, args...)...)
 				}
 				lab.stats(true)
+				pin.client(cmd)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					lab.stop()
 					return fmt.Errorf("%s at %d streams: %v\n%s", tool, n, err, tail(out))
@@ -306,6 +309,7 @@ type stats struct {
 
 func startLab(bin string, args ...string) (*lab, error) {
 	cmd := exec.Command(bin, append([]string{"labserver", "--port", "0"}, args...)...)
+	pin.server(cmd)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -355,4 +359,42 @@ func tail(b []byte) string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
+}
+
+// isolation wraps commands so the lab server, the measuring apparatus, has
+// a CPU to itself and the clients under test run on the others: on a small
+// machine this stands in for the lab server being its own machine, so a
+// client is not charged for the server's jitter. (Not real-time priority: a
+// SCHED_FIFO server starves the CPU's softirq thread, which delivers its
+// loopback packets, and the frames then arrive late.)
+type isolation struct{ taskset, clients string }
+
+var pin isolation
+
+func setupIsolation(on bool) isolation {
+	if !on || runtime.NumCPU() < 2 {
+		return isolation{}
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil || exec.Command(taskset, "-c", "0", "true").Run() != nil {
+		fmt.Println("isolation: off (needs taskset from util-linux)")
+		return isolation{}
+	}
+	iso := isolation{taskset: taskset, clients: fmt.Sprintf("1-%d", runtime.NumCPU()-1)}
+	fmt.Printf("isolation: lab server on CPU 0, clients on CPUs %s\n", iso.clients)
+	return iso
+}
+
+func (p isolation) server(cmd *exec.Cmd) {
+	if p.taskset != "" {
+		cmd.Args = append([]string{p.taskset, "-c", "0"}, cmd.Args...)
+		cmd.Path = p.taskset
+	}
+}
+
+func (p isolation) client(cmd *exec.Cmd) {
+	if p.taskset != "" {
+		cmd.Args = append([]string{p.taskset, "-c", p.clients}, cmd.Args...)
+		cmd.Path = p.taskset
+	}
 }
