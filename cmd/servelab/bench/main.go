@@ -9,7 +9,9 @@
 //     concurrent streams, some of whose clients vanish mid-stream.
 //
 // It builds servelab, runs every server as its own process and every client
-// as its own process, on loopback only.
+// as its own process, on loopback only. The lab server is the instrument, so
+// by default it gets CPU 0 to itself and the clients the other CPUs
+// (-isolate): on a small machine that stands in for a lab server machine.
 package main
 
 import (
@@ -199,6 +201,7 @@ func loadBench(bin, dir string, n int) (result, error) {
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
 	}
+	pin.self()
 	lab.stats(true)
 	vanish := n / 10
 	var wg sync.WaitGroup
@@ -371,6 +374,7 @@ type isolation struct{ taskset, clients string }
 
 var pin isolation
 
+// setupIsolation turns isolation on when asked and possible, and says which.
 func setupIsolation(on bool) isolation {
 	if !on || runtime.NumCPU() < 2 {
 		return isolation{}
@@ -385,6 +389,7 @@ func setupIsolation(on bool) isolation {
 	return iso
 }
 
+// server runs cmd on CPU 0.
 func (p isolation) server(cmd *exec.Cmd) {
 	if p.taskset != "" {
 		cmd.Args = append([]string{p.taskset, "-c", "0"}, cmd.Args...)
@@ -392,6 +397,16 @@ func (p isolation) server(cmd *exec.Cmd) {
 	}
 }
 
+// self moves this process (every thread) onto the clients' CPUs.
+func (p isolation) self() {
+	if p.taskset != "" {
+		if out, err := exec.Command(p.taskset, "-a", "-cp", p.clients, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
+			fmt.Printf("isolation: could not move the load clients: %v %s\n", err, out)
+		}
+	}
+}
+
+// client runs cmd on the clients' CPUs.
 func (p isolation) client(cmd *exec.Cmd) {
 	if p.taskset != "" {
 		cmd.Args = append([]string{p.taskset, "-c", p.clients}, cmd.Args...)
