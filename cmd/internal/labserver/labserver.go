@@ -11,10 +11,12 @@
 //
 // A thousand frames cannot all be written at the same instant, and how long
 // each write takes varies, so each stream holds a slot for its whole life:
-// its writer writes it at the iteration's end plus slot × gap, waiting for
-// that moment if early; the gap is learnt, a little over one write's time. The others coming, going or writing slowly then
-// no longer move its frames, and its every gap is the simulator's. With Cadence set the engine is
-// replaced by a metronome (every stream gets a token every Cadence), a
+// its writer writes its frames at the iteration's end plus a fixed offset
+// (slot × a gap of about two writes), waiting for that moment if early.
+// Others coming, going or writing slowly then no longer move its frames,
+// and its every gap is the simulator's.
+//
+// With Cadence set the engine is replaced by a metronome (every stream gets a token every Cadence), a
 // self-test for judging a client's own timing error: its frames also carry
 // "servelab_t", the server's send time, so a client's error can be told
 // from the server's.
@@ -89,7 +91,7 @@ type stream struct {
 	finished chan struct{} // closed by the writer after the last frame
 	emitted  int           // metronome-only: tokens delivered
 	writer   int           // driver-owned: the writer that writes this stream (fixed once placed)
-	slot     int           // driver-owned: its place in the writer's order; -1: none (yet, or any more)
+	slot     int           // driver-owned: its place in the writer's order once placed; -1 once released
 	offset   time.Duration // driver-owned: its frames are written this long after the simulator's time
 	placed   bool          // it has had a writer and slot
 
@@ -281,14 +283,15 @@ func (s *Server) writer(ch <-chan []emission, cost *atomic.Int64) {
 	}
 }
 
-// slotGap is the time between a writer's slots for the streams placed in
-// an iteration period long. All slots fit in the first half of the period,
-// so that no frame is held back for long. In the self-test (cadence) mode,
-// where precision is all that matters, they spread over all of it; with
-// the engine, where every frame's delay adds to what a client measures,
-// the gap is twice the slowest writer's recent write: enough for a writer
-// to keep ahead of its slots, which it must, or its lateness piles up from
-// slot to slot. Streams placed earlier keep their offsets.
+// slotGap is the time between a writer's slots for the streams placed now,
+// in iterations period long. The slots fit in the first half of the
+// period, so that no frame is held back for long. In the self-test
+// (cadence) mode, where precision is all that matters, they spread over
+// that whole half; with the engine, where a frame's delay adds to what a
+// client measures, the gap is at most twice the slowest writer's recent
+// write: enough for a writer to keep ahead of its slots, which it must, or
+// its lateness piles up from slot to slot. Streams placed earlier keep
+// their offsets.
 func (s *Server) slotGap(period time.Duration) time.Duration {
 	gap := min(maxGap, period/2/time.Duration(max(1, s.slots.most())))
 	if s.cfg.Cadence == 0 {
