@@ -283,30 +283,36 @@ func (s *Server) writer(ch <-chan []emission, cost *atomic.Int64) {
 	}
 }
 
-// slotGap is the time between a writer's slots for the streams placed now,
-// in iterations period long. The slots fit in the first half of the
-// period, so that no frame is held back for long. In the self-test
-// (cadence) mode, where precision is all that matters, they spread over
-// that whole half; with the engine, where a frame's delay adds to what a
-// client measures, the gap is at most twice the slowest writer's recent
-// write: enough for a writer to keep ahead of its slots, which it must, or
-// its lateness piles up from slot to slot. Streams placed earlier keep
-// their offsets.
-func (s *Server) slotGap(period time.Duration) time.Duration {
-	gap := min(maxGap, period/2/time.Duration(max(1, s.slots.most())))
-	if s.cfg.Cadence == 0 {
-		var c int64
-		for i := range s.cost {
-			c = max(c, s.cost[i].Load())
-		}
-		gap = min(gap, time.Duration(c)*2)
+// schedule returns the slot gap for the streams placed now, in iterations
+// period long with inFlight streams, and how many streams one writer can
+// take. The slots fit in
+// the first half of the period, so that no frame is held back for long. A
+// writer takes as many streams as it can write at twice its recent write
+// time, so that it keeps ahead of its slots (or its lateness would pile up
+// from slot to slot); only the rest go to the next writer, as every busy
+// writer is a thread spinning for its slots. In the self-test (cadence)
+// mode, where precision is all that matters, the slots spread over that
+// whole half period; with the engine, where a frame's delay adds to what a
+// client measures, they are no further apart than that. Streams placed
+// earlier keep their offsets.
+func (s *Server) schedule(period time.Duration, inFlight int) (gap time.Duration, perWriter int) {
+	var c int64
+	for i := range s.cost {
+		c = max(c, s.cost[i].Load())
 	}
-	return max(gap, minGap).Round(time.Microsecond / 4)
+	write := max(time.Duration(c)*2, minGap)
+	perWriter = max(1, int(period/2/write))
+	gap = min(maxGap, period/2/time.Duration(max(1, s.slots.most(), min(inFlight, perWriter))))
+	if s.cfg.Cadence == 0 {
+		gap = min(gap, write)
+	}
+	return max(gap, minGap).Round(time.Microsecond / 4), perWriter
 }
 
 // slots places streams in time: writer w writes the stream in its slot k at
-// an iteration's end plus k × the slot gap. A new stream takes the least loaded
-// writer's first free slot and keeps it until it ends.
+// an iteration's end plus k × the slot gap. A new stream takes the first
+// free slot of the first writer with room (the least loaded one when none
+// has) and keeps it until it ends.
 type slots struct {
 	used [][]bool // per writer: which slots are taken
 	n    []int    // per writer: how many
@@ -325,17 +331,21 @@ func (t *slots) most() int {
 	return m
 }
 
-// place gives st a writer, a slot and, from the slot gap now, its offset,
-// unless it has had them. The offset never changes after, even if the gap
-// does: a stream's frames keep their place in time.
-func (t *slots) place(st *stream, gap time.Duration) {
+// place gives st a writer (one with fewer than perWriter streams if any),
+// a slot and, from the slot gap now, its offset, unless it has had them.
+// The offset never changes after, even if the gap does: a stream's frames
+// keep their place in time.
+func (t *slots) place(st *stream, gap time.Duration, perWriter int) {
 	if st.placed {
 		return
 	}
-	w := 0
-	for i := range t.n {
-		if t.n[i] < t.n[w] {
-			w = i
+	w := slices.IndexFunc(t.n, func(n int) bool { return n < perWriter })
+	if w < 0 {
+		w = 0
+		for i := range t.n {
+			if t.n[i] < t.n[w] {
+				w = i
+			}
 		}
 	}
 	k := slices.Index(t.used[w], false)
@@ -396,6 +406,20 @@ func (s *Server) write(e emission) (took time.Duration) {
 		end()
 	}
 	return took
+}
+
+// sleepUntil sleeps until about t (Go timers can wake ~1 ms late): enough for
+// the driver, whose frames were handed out ahead and are timed by the
+// writers. It reports false at once when the server is closing.
+func (s *Server) sleepUntil(t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-s.quit:
+		return false
+	}
 }
 
 // waitUntil sleeps until t, precisely: a timer for most of the wait (Go
@@ -521,7 +545,8 @@ func (s *Server) drive() {
 		// The frames go to the writers now, before the iteration's end, so
 		// each writer is awake and waiting when its first slot comes.
 		deadline := wall(it.End())
-		batch, gap := make([]emission, 0, len(it.Items)), s.slotGap(deadline.Sub(wall(it.Start)))
+		batch := make([]emission, 0, len(it.Items))
+		gap, perWriter := s.schedule(deadline.Sub(wall(it.Start)), len(streams))
 		var ended []*stream
 		for _, item := range it.Items {
 			if !item.Emit {
@@ -533,7 +558,7 @@ func (s *Server) drive() {
 			}
 			left := st.left.Load()
 			if !left {
-				s.slots.place(st, gap)
+				s.slots.place(st, gap, perWriter)
 				batch = append(batch, emission{st: st, at: deadline, due: deadline.Add(st.offset), tokens: 1, done: item.Done})
 			}
 			if item.Done || left {
@@ -550,7 +575,7 @@ func (s *Server) drive() {
 		s.waiting.Store(int64(waiting))
 		s.running.Store(int64(running))
 		s.dispatch(batch)
-		if !s.waitUntil(deadline) {
+		if !s.sleepUntil(deadline) {
 			return
 		}
 		s.wake.add(time.Since(deadline))
@@ -594,7 +619,8 @@ func (s *Server) metronome() {
 			}
 		}
 		s.iters.Add(1)
-		batch, gap := make([]emission, 0, len(active)), s.slotGap(d)
+		batch := make([]emission, 0, len(active))
+		gap, perWriter := s.schedule(d, len(active))
 		var ended []*stream
 		k := 0
 		for _, st := range active {
@@ -602,7 +628,7 @@ func (s *Server) metronome() {
 				ended = append(ended, st)
 				continue
 			}
-			s.slots.place(st, gap)
+			s.slots.place(st, gap, perWriter)
 			st.emitted++
 			done := st.emitted >= st.output
 			batch = append(batch, emission{st: st, at: next, due: next.Add(st.offset), tokens: 1, done: done})
@@ -619,7 +645,7 @@ func (s *Server) metronome() {
 		clear(active[k:])
 		active = active[:k]
 		s.dispatch(batch)
-		if !s.waitUntil(next) {
+		if !s.sleepUntil(next) {
 			return
 		}
 		s.wake.add(time.Since(next))

@@ -471,16 +471,17 @@ func TestSlotsKeepEachStreamsPlace(t *testing.T) {
 	var sts []*stream
 	for i := 0; i < 5; i++ {
 		st := &stream{id: i}
-		sl.place(st, 10*time.Microsecond)
+		sl.place(st, 10*time.Microsecond, 1)
 		sts = append(sts, st)
 	}
-	// Least loaded writer first, lowest free slot: 0/0, 1/0, 0/1, 1/1, 0/2.
+	// One stream per writer has room, then the least loaded writer's lowest
+	// free slot: 0/0, 1/0, 0/1, 1/1, 0/2.
 	for i, st := range sts {
 		if st.writer != i%2 || st.slot != i/2 || st.offset != time.Duration(i/2)*10*time.Microsecond {
 			t.Errorf("stream %d: writer %d slot %d offset %v", i, st.writer, st.slot, st.offset)
 		}
 	}
-	sl.place(sts[4], time.Millisecond) // placed once: nothing moves
+	sl.place(sts[4], time.Millisecond, 1) // placed once: nothing moves
 	if sts[4].slot != 2 || sts[4].offset != 20*time.Microsecond {
 		t.Errorf("a placed stream moved: slot %d offset %v", sts[4].slot, sts[4].offset)
 	}
@@ -492,12 +493,12 @@ func TestSlotsKeepEachStreamsPlace(t *testing.T) {
 		t.Errorf("released stream: writer %d slot %d (its writer must stay for a failure frame)", sts[0].writer, sts[0].slot)
 	}
 	nw := &stream{id: 9}
-	sl.place(nw, 30*time.Microsecond)
+	sl.place(nw, 30*time.Microsecond, 1)
 	if nw.writer != 0 || nw.slot != 0 || nw.offset != 0 {
 		t.Errorf("newcomer: writer %d slot %d offset %v, want writer 0's freed slot 0", nw.writer, nw.slot, nw.offset)
 	}
 	nw2 := &stream{id: 10}
-	sl.place(nw2, 30*time.Microsecond)
+	sl.place(nw2, 30*time.Microsecond, 1)
 	if nw2.writer != 1 || nw2.slot != 2 || nw2.offset != 60*time.Microsecond {
 		t.Errorf("second newcomer: writer %d slot %d offset %v, want the less loaded writer 1, slot 2 at the new gap, 60µs", nw2.writer, nw2.slot, nw2.offset)
 	}
@@ -511,21 +512,49 @@ func TestSlotsKeepEachStreamsPlace(t *testing.T) {
 	}
 }
 
-func TestSlotGapFollowsWritesAndFitsThePeriod(t *testing.T) {
+func TestSlotsFillOneWriterFirst(t *testing.T) {
+	sl := newSlots(3)
+	for i := 0; i < 5; i++ {
+		st := &stream{id: i}
+		sl.place(st, time.Microsecond, 3)
+		if want := i / 3; st.writer != want {
+			t.Errorf("stream %d on writer %d, want %d: a writer takes perWriter streams before the next wakes", i, st.writer, want)
+		}
+	}
+}
+
+func TestScheduleFollowsWritesAndFitsThePeriod(t *testing.T) {
 	s := &Server{slots: newSlots(1), cost: make([]atomic.Int64, 2)}
 	s.cost[0].Store(int64(8 * time.Microsecond))
 	s.cost[1].Store(int64(12 * time.Microsecond)) // the slowest writer sets it
-	if g := s.slotGap(20 * time.Millisecond); g != 24*time.Microsecond {
-		t.Errorf("gap %v, want twice the slowest write, 24µs", g)
+	gap, per := s.schedule(20*time.Millisecond, 0)
+	if gap != 24*time.Microsecond || per != 416 {
+		t.Errorf("gap %v, %d per writer; want twice the slowest write, 24µs, and 10 ms / 24µs = 416", gap, per)
 	}
 	for i := 0; i < 1000; i++ {
-		s.slots.place(&stream{id: i}, time.Microsecond)
+		s.slots.place(&stream{id: i}, time.Microsecond, 1000)
 	}
 	// A thousand slots must fit in half of a 20 ms period: 10µs each.
-	if g := s.slotGap(20 * time.Millisecond); g != 10*time.Microsecond {
-		t.Errorf("gap %v with 1000 slots in 20 ms, want 10µs", g)
+	if gap, _ := s.schedule(20*time.Millisecond, 0); gap != 10*time.Microsecond {
+		t.Errorf("gap %v with 1000 slots in 20 ms, want 10µs", gap)
 	}
-	if g := s.slotGap(time.Microsecond); g != minGap {
-		t.Errorf("gap %v for a tiny period, want the floor %v", g, minGap)
+	if gap, per := s.schedule(time.Microsecond, 0); gap != minGap || per != 1 {
+		t.Errorf("gap %v, %d per writer for a tiny period, want the floor %v and 1", gap, per, minGap)
+	}
+	// The self-test spreads its slots over the half period, up to maxGap.
+	c := &Server{cfg: Config{Cadence: 20 * time.Millisecond}, slots: newSlots(1), cost: make([]atomic.Int64, 1)}
+	c.cost[0].Store(int64(10 * time.Microsecond))
+	for i := 0; i < 256; i++ {
+		c.slots.place(&stream{id: i}, time.Microsecond, 1000)
+	}
+	if gap, _ := c.schedule(20*time.Millisecond, 0); gap != 39*time.Microsecond {
+		t.Errorf("self-test gap %v for 256 streams in 20 ms, want 10 ms / 256 ≈ 39µs", gap)
+	}
+	// Streams in flight but not placed yet count too: the first to be
+	// placed must leave room for the rest.
+	f := &Server{cfg: Config{Cadence: 20 * time.Millisecond}, slots: newSlots(1), cost: make([]atomic.Int64, 1)}
+	f.cost[0].Store(int64(10 * time.Microsecond))
+	if gap, _ := f.schedule(20*time.Millisecond, 256); gap != 39*time.Microsecond {
+		t.Errorf("self-test gap %v for 256 streams about to be placed, want 39µs", gap)
 	}
 }
