@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,23 +143,30 @@ func run(streamList string, cadence time.Duration, duration float64, load, repea
 		lab.stop()
 	}
 	// The summary: median p99 over the repeats, per tool and stream count.
-	median := func(bench, tool string, n int) float64 {
+	// The summary: the median p99 over the repeats (and its range), per
+	// tool and stream count.
+	spread := func(bench, tool string, n int) (string, float64) {
 		var xs []float64
 		for _, r := range results {
 			if r.Bench == bench && r.Tool == tool && r.Streams == n {
 				xs = append(xs, r.ErrP99ms)
 			}
 		}
-		return sim.Percentile(xs, 50)
+		med := sim.Percentile(xs, 50)
+		if len(xs) == 1 {
+			return fmt.Sprintf("%.3f ms", med), med
+		}
+		return fmt.Sprintf("%.3f ms (%.3f-%.3f)", med, slices.Min(xs), slices.Max(xs)), med
 	}
-	fmt.Printf("summary (median p99 over %d run(s)):\n", repeat)
+	fmt.Printf("summary, median p99 over %d run(s) (range): against the cadence, which includes the server's own jitter; and measure's own error, against the server's send stamps\n", repeat)
 	for _, f := range strings.Split(streamList, ",") {
 		n, _ := strconv.Atoi(strings.TrimSpace(f))
-		m, own := median("precision", "servelab measure", n), median("precision-own", "servelab measure", n)
-		line := fmt.Sprintf("  %4d streams: servelab measure p99 %.3f ms (its own error alone %.3f ms)", n, m, own)
+		m, mMed := spread("precision", "servelab measure", n)
+		own, _ := spread("precision-own", "servelab measure", n)
+		line := fmt.Sprintf("  %4d streams: servelab measure %s, own error %s", n, m, own)
 		if !skipPy {
-			py := median("precision", "run.py", n)
-			line += fmt.Sprintf(", run.py p99 %.3f ms: %.1fx", py, py/m)
+			py, pyMed := spread("precision", "run.py", n)
+			line += fmt.Sprintf("; run.py %s: %.1fx", py, pyMed/mMed)
 		}
 		fmt.Println(line)
 	}
