@@ -47,7 +47,7 @@ bench:
 # (16/64/256 streams), and the lab server holding 1000 streams (needs python3).
 .PHONY: bench-lab
 bench-lab:
-	$(GO) run ./cmd/servelab/bench -repeat 3
+	$(GO) run ./cmd/servelab/bench -repeat 5
 
 # The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
 WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
