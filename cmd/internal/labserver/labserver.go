@@ -16,10 +16,10 @@
 // Others coming, going or writing slowly then no longer move its frames,
 // and its every gap is the simulator's.
 //
-// With Cadence set the engine is replaced by a metronome (every stream gets a token every Cadence), a
-// self-test for judging a client's own timing error: its frames also carry
-// "servelab_t", the server's send time, so a client's error can be told
-// from the server's.
+// With Cadence set the engine is replaced by a metronome (every stream gets
+// a token every Cadence), a self-test for judging a client's own timing
+// error: its frames also carry "servelab_t", the server's send time, so a
+// client's error can be told from the server's.
 //
 // Prompt length is counted as whitespace-separated words times
 // TokensPerWord; the lab's prompts are lists of integers, one "token" each
@@ -285,16 +285,15 @@ func (s *Server) writer(ch <-chan []emission, cost *atomic.Int64) {
 
 // schedule returns the slot gap for the streams placed now, in iterations
 // period long with inFlight streams, and how many streams one writer can
-// take. The slots fit in
-// the first half of the period, so that no frame is held back for long. A
-// writer takes as many streams as it can write at twice its recent write
-// time, so that it keeps ahead of its slots (or its lateness would pile up
-// from slot to slot); only the rest go to the next writer, as every busy
-// writer is a thread spinning for its slots. In the self-test (cadence)
-// mode, where precision is all that matters, the slots spread over that
-// whole half period; with the engine, where a frame's delay adds to what a
-// client measures, they are no further apart than that. Streams placed
-// earlier keep their offsets.
+// take. The slots fit in the first half of the period, so that no frame is
+// held back for long. A writer takes as many streams as it can write at
+// twice its recent write time, so that it keeps ahead of its slots (or its
+// lateness would pile up from slot to slot); only the rest go to the next
+// writer, as every busy writer is a thread spinning for its slots. In the
+// self-test (cadence) mode, where precision is all that matters, the slots
+// spread over that whole half period; with the engine, where a frame's
+// delay adds to what a client measures, they are no further apart than two
+// writes. Streams placed earlier keep their offsets.
 func (s *Server) schedule(period time.Duration, inFlight int) (gap time.Duration, perWriter int) {
 	var c int64
 	for i := range s.cost {
