@@ -30,8 +30,10 @@ import (
 //	id:       id, request_id (optional; else the record's position in the file, from 0)
 //
 // Other columns are ignored. Arrivals are seconds (or milliseconds for the
-// _ms names), or date-times such as "2023-11-16 18:15:46.6805900" or
-// RFC 3339, which are taken relative to the earliest one. Requests need not
+// _ms names, and for "timestamp" in Mooncake's JSONL traces, which carry
+// hash_ids; ReadTraceIn sets the unit outright), or date-times such as
+// "2023-11-16 18:15:46.6805900" or RFC 3339, which are taken relative to
+// the earliest one. Requests need not
 // be in arrival order: ReadTrace sorts them by arrival, keeping file order
 // among equal times. In CSV, lines starting with '#' are comments.
 
@@ -108,6 +110,7 @@ type traceReader struct {
 	name   string
 	cols   [nFields]string // the name each field has in the file
 	scale  float64         // seconds per arrival unit
+	unit   float64         // > 0: seconds per arrival unit, whatever the column is called
 	dates  int             // 0 unknown, 1 numbers, 2 date-times
 	hasID  bool
 	times  []time.Time // date-time arrivals, converted at the end
@@ -135,7 +138,7 @@ func (tr *traceReader) bind(names []string, line int, what string) ([nFields]int
 		}
 		idx[f], tr.cols[f] = i, n
 		if f == fArrival {
-			tr.scale = scale
+			tr.scale = cmp.Or(tr.unit, scale)
 		}
 	}
 	for f := fArrival; f <= fOutput; f++ {
@@ -284,6 +287,17 @@ func (tr *traceReader) finish() ([]Request, error) {
 // sorted by arrival. name labels errors, e.g. "trace.csv line 7: output_len
 // "abc" is not an integer".
 func ReadTrace(r io.Reader, name string) ([]Request, error) {
+	return ReadTraceIn(r, name, 0)
+}
+
+// ReadTraceIn is ReadTrace with numeric arrivals in the given unit, in
+// seconds per unit (1e-3 for milliseconds), whatever the column is called:
+// some traces (Mooncake's) give milliseconds under a plain "timestamp".
+// Unit 0 goes by the column name. Date-time arrivals are not affected.
+func ReadTraceIn(r io.Reader, name string, unit float64) ([]Request, error) {
+	if !(unit >= 0) || math.IsInf(unit, 0) {
+		return nil, fmt.Errorf("%s: arrival unit must be 0 (by column name) or a positive number of seconds, got %g", name, unit)
+	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxTraceBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -292,7 +306,7 @@ func ReadTrace(r io.Reader, name string) ([]Request, error) {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	tr := &traceReader{name: name}
+	tr := &traceReader{name: name, unit: unit}
 	switch first := bytes.TrimLeft(data, " \t\r\n"); {
 	case len(first) == 0:
 		return nil, fmt.Errorf("%s: empty trace", name)
@@ -398,6 +412,11 @@ func (tr *traceReader) readJSONL(data []byte) error {
 				return err
 			}
 			bound = true
+			// Mooncake's traces (timestamp, input_length, output_length,
+			// hash_ids) count a plain "timestamp" in milliseconds.
+			if _, mooncake := obj["hash_ids"]; mooncake && tr.unit == 0 && normalizeColumn(tr.cols[fArrival]) == normalizeColumn("timestamp") {
+				tr.scale = 1e-3
+			}
 		}
 		var vals [nFields]string
 		var present [nFields]bool

@@ -40,6 +40,9 @@ func TestReadTraceExamples(t *testing.T) {
 			{2, 0.1, 512, 64}, {3, 0.1, 256, 16}, {1, 0.5, 2048, 128}, {4, 1.75, 64, 1}}},
 		{file: "mooncake_style.jsonl", want: []Request{
 			{0, 0, 6955, 52}, {1, 0.25, 812, 300}, {2, 1.5, 12000, 8}}},
+		// Mooncake's own format: a plain "timestamp", in milliseconds.
+		{file: "mooncake.jsonl", want: []Request{
+			{0, 0, 6755, 500}, {1, 0, 7319, 490}, {2, 3.052, 2287, 316}}},
 	} {
 		reqs := readTraceFile(t, filepath.Join("testdata", "traces", tc.file))
 		if tc.want != nil && !reflect.DeepEqual(reqs, tc.want) {
@@ -61,6 +64,35 @@ func TestReadTraceExamples(t *testing.T) {
 	}
 	if az[2].Prompt != 879 || az[3].Prompt != 91 {
 		t.Errorf("equal date-times lost file order: %v", az)
+	}
+}
+
+// ReadTraceIn's unit overrides the column name's, for numbers only.
+func TestReadTraceUnit(t *testing.T) {
+	csv := "timestamp,prompt,output\n0,10,1\n1500,10,1\n"
+	for _, tc := range []struct {
+		unit float64
+		want float64
+	}{{0, 1500}, {1, 1500}, {1e-3, 1.5}, {1e-6, 0.0015}} {
+		reqs, err := ReadTraceIn(strings.NewReader(csv), "t.csv", tc.unit)
+		if err != nil || len(reqs) != 2 || math.Abs(reqs[1].Arrival-tc.want) > 1e-12 {
+			t.Errorf("unit %g: %v %v, want the second arrival at %g s", tc.unit, reqs, err, tc.want)
+		}
+	}
+	// A Mooncake trace read with the unit set to seconds says so.
+	f, _ := os.ReadFile(filepath.Join("testdata", "traces", "mooncake.jsonl"))
+	if reqs, err := ReadTraceIn(bytes.NewReader(f), "m.jsonl", 1); err != nil || reqs[2].Arrival != 3052 {
+		t.Errorf("mooncake in seconds: %v %v", reqs, err)
+	}
+	// Date-times do not change with the unit.
+	az, _ := os.ReadFile(filepath.Join("testdata", "traces", "azure_style.csv"))
+	if reqs, err := ReadTraceIn(bytes.NewReader(az), "az.csv", 1e-3); err != nil || math.Abs(reqs[1].Arrival-4.314579) > 1e-9 {
+		t.Errorf("date-times with a unit: %v %v", reqs, err)
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, err := ReadTraceIn(strings.NewReader(csv), "t.csv", bad); err == nil || !strings.Contains(err.Error(), "arrival unit") {
+			t.Errorf("unit %g: %v", bad, err)
+		}
 	}
 }
 

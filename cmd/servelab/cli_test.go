@@ -213,6 +213,24 @@ func TestTraceReplay(t *testing.T) {
 	if code, _, errs := cli(t, "sim", "--trace", bad); code == 0 || !strings.Contains(errs, "line 3") {
 		t.Errorf("bad trace: exit %d, %q", code, errs)
 	}
+	// --trace-unit: the same file read as milliseconds spans a thousandth of the time.
+	ms := filepath.Join(t.TempDir(), "ms.csv")
+	os.WriteFile(ms, []byte("timestamp,prompt,output\n0,100,4\n2000,100,4\n"), 0o644)
+	span := func(args ...string) float64 {
+		code, out, errs := cli(t, append([]string{"sim", "--trace", ms, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var f simFigures
+		json.Unmarshal([]byte(out), &f)
+		return f.SimSeconds
+	}
+	if s, m := span(), span("--trace-unit", "ms"); s < 2000 || m > 2.1 || m < 2 {
+		t.Errorf("simulated %g s by default and %g s with --trace-unit ms; want over 2000 and about 2", s, m)
+	}
+	if code, _, errs := cli(t, "sim", "--trace", ms, "--trace-unit", "minutes"); code == 0 || !strings.Contains(errs, "s, ms or us") {
+		t.Errorf("bad unit: exit %d, %q", code, errs)
+	}
 }
 
 func TestDisaggregatedSim(t *testing.T) {

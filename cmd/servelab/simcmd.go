@@ -48,7 +48,7 @@ type workloadFlags struct {
 	requests            int
 	prompt, output      int
 	promptDist, outDist string
-	trace               string
+	trace, traceUnit    string
 	seed                uint64
 }
 
@@ -61,6 +61,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.StringVar(&w.promptDist, "prompt-dist", "", "prompt length distribution instead of --prompt: N, uniform:LO,HI or lognormal:MU,SIGMA,LO,HI")
 	fs.StringVar(&w.outDist, "output-dist", "", "output length distribution instead of --output (same forms)")
 	fs.StringVar(&w.trace, "trace", "", "replay a trace file (CSV or JSONL: arrival, prompt, output) instead of Poisson arrivals")
+	fs.StringVar(&w.traceUnit, "trace-unit", "", "numeric trace arrivals are s, ms or us (default: seconds, or ms for *_ms columns and Mooncake's timestamp)")
 	fs.Uint64Var(&w.seed, "seed", 0, "workload seed")
 	return w
 }
@@ -68,7 +69,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 // requests builds the open-loop workload at the given rate.
 func (w *workloadFlags) requestsAt(rate float64) ([]sim.Request, error) {
 	if w.trace != "" {
-		return readTraceFile(w.trace)
+		return readTraceFile(w.trace, w.traceUnit)
 	}
 	p, o := sim.Fixed(w.prompt), sim.Fixed(w.output)
 	var err error
