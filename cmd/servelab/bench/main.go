@@ -142,7 +142,6 @@ func run(streamList string, cadence time.Duration, duration float64, load, repea
 		}
 		lab.stop()
 	}
-	// The summary: median p99 over the repeats, per tool and stream count.
 	// The summary: the median p99 over the repeats (and its range), per
 	// tool and stream count.
 	spread := func(bench, tool string, n int) (string, float64) {
