@@ -4,10 +4,11 @@ package main
 
 // Live mode through the edge proxy (cmd/worker): the worker cannot run a
 // measurement server-side, so the page runs the lab's closed loop itself
-// (play.Loop) against the proxy's /api/v1/completions, with the browser's
-// fetch and a ReadableStream reader. Each chunk is stamped with
-// performance.now() in the callback that reads it; the parsing and the
-// scheduling happen on the Update goroutine. net/http stays out of the wasm.
+// (play.Loop) against the proxy's /api/v1/completions. The requests are
+// fetched and read in a Web Worker (site/stream-worker.js), which stamps
+// each chunk as it arrives: on the page's own thread a chunk would wait for
+// the drawing before it could be stamped. The loop runs in the worker's
+// message callbacks; net/http stays out of the wasm.
 
 import (
 	"encoding/json"
@@ -116,7 +117,7 @@ func (a *App) startEdge() {
 		a.live.edgeMu.Lock()
 		a.live.loopGen++
 		gen := a.live.loopGen
-		a.live.loop, a.live.aborts, a.live.aborting = loop, map[int]js.Value{}, false
+		a.live.loop, a.live.aborts, a.live.aborting = loop, map[int]bool{}, false
 		a.live.edgeMu.Unlock()
 		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON, a.live.latest = w.InjectAfter, 0, 0, "", 0
 		a.live.overlay = &play.Overlay{Name: "live (edge proxy)", Kind: "lab", Origin: math.Max(0, w.InjectAfter)}
@@ -186,99 +187,103 @@ func (a *App) jsFunc(where string, onPanic func(), f func(args []js.Value)) js.F
 	})
 }
 
-// edgeFetch sends one request and reads its body chunk by chunk. The
-// callbacks only stamp, copy and queue: they never block.
-func (a *App) edgeFetch(gen int, x play.Launch) {
-	id := x.ID
-	ctrl := a.win.Get("AbortController").New()
-	a.live.edgeMu.Lock()
-	if a.live.aborts != nil && gen == a.live.loopGen {
-		a.live.aborts[id] = ctrl
+// streamer returns the Web Worker that reads the streams, started on first
+// use; ok is false (with the reason on the page) when it cannot start.
+func (a *App) streamer() (w js.Value, ok bool) {
+	if a.live.worker.Truthy() {
+		return a.live.worker, true
 	}
-	a.live.edgeMu.Unlock()
-	perf := a.win.Get("performance")
-	now := func() float64 { return perf.Call("now").Float() / 1000 }
-	var onRes, onRead, onText, onErr js.Func
-	var reader js.Value
-	status := 0
-	released := false
-	finish := func(t float64, st int, errText string) {
-		a.edgeEnd(gen, id, t, st, errText)
-		if !released {
-			released = true
-			onRes.Release()
-			onRead.Release()
-			onText.Release()
-			onErr.Release()
+	defer func() {
+		if r := recover(); r != nil { // new Worker throws, e.g. where workers are blocked
+			a.post(func() { a.liveStatus(fmt.Sprintf("could not start the stream reader (stream-worker.js): %v", r)) })
+			ok = false
 		}
-	}
-	broken := func() {
-		if ctrl.Truthy() {
-			ctrl.Call("abort")
-		}
-		finish(now(), status, "the page failed reading this stream")
-	}
-	onRead = a.jsFunc("edge read", broken, func(args []js.Value) {
-		t := now()
-		r := args[0]
-		if r.Get("done").Bool() {
-			finish(t, status, "")
+	}()
+	w = a.win.Get("Worker").New("stream-worker.js")
+	var id, gen int
+	var status int
+	onMsg := a.jsFunc("edge stream", func() {
+		// A frame the page could not file: end that request rather than hang.
+		a.edgeAbort(id)
+		a.edgeEnd(gen, id, a.perfNow(), status, "the page failed reading this stream")
+	}, func(args []js.Value) {
+		m := args[0].Get("data")
+		id, gen = m.Get("id").Int(), m.Get("gen").Int()
+		origin := a.win.Get("performance").Get("timeOrigin").Float()
+		if c := m.Get("chunk"); c.Truthy() {
+			// The chunk is a Uint8Array of the parent page's realm, which
+			// CopyBytesToGo does not take: view its buffer from this one.
+			v := js.Global().Get("Uint8Array").New(c.Get("buffer"), c.Get("byteOffset"), c.Get("byteLength"))
+			b := make([]byte, v.Get("length").Int())
+			js.CopyBytesToGo(b, v)
+			a.edgeChunk(gen, id, b, (m.Get("t").Float()-origin)/1000)
 			return
 		}
-		v := r.Get("value")
-		// The chunk is a Uint8Array of the parent page's realm, which
-		// CopyBytesToGo does not take: view its buffer from this one.
-		v = js.Global().Get("Uint8Array").New(v.Get("buffer"), v.Get("byteOffset"), v.Get("byteLength"))
-		b := make([]byte, v.Get("length").Int())
-		js.CopyBytesToGo(b, v)
-		a.edgeChunk(gen, id, b, t)
-		reader.Call("read").Call("then", onRead).Call("catch", onErr)
-	})
-	onText = a.jsFunc("edge error body", broken, func(args []js.Value) {
-		body := ""
-		if len(args) > 0 && args[0].Type() == js.TypeString {
-			body = args[0].String()
-		}
-		finish(now(), status, edgeError(status, body, nil))
-	})
-	onErr = a.jsFunc("edge fetch error", broken, func(args []js.Value) {
-		msg := "network error"
-		if ctrl.Get("signal").Get("aborted").Truthy() {
-			msg = play.Interrupted
-		} else if len(args) > 0 {
-			msg = js.Global().Get("String").Invoke(args[0]).String()
-		}
-		finish(now(), status, msg)
-	})
-	onRes = a.jsFunc("edge response", broken, func(args []js.Value) {
-		resp := args[0]
-		status = resp.Get("status").Int()
-		body := resp.Get("body")
+		status = m.Get("status").Int()
+		errText := ""
 		switch {
+		case m.Get("aborted").Truthy():
+			errText = play.Interrupted
+		case m.Get("error").Truthy():
+			errText = m.Get("error").String()
 		case status != 200:
-			resp.Call("text").Call("then", onText).Call("catch", onErr)
-		case body.IsNull() || body.IsUndefined():
-			finish(now(), status, "the answer has no body to stream")
-		default:
-			reader = body.Call("getReader")
-			reader.Call("read").Call("then", onRead).Call("catch", onErr)
+			errText = edgeError(status, m.Get("text").String(), nil)
 		}
+		a.edgeEnd(gen, id, (m.Get("end").Float()-origin)/1000, status, errText)
 	})
-	init := map[string]any{"method": "POST", "cache": "no-store", "signal": ctrl.Get("signal"), "body": string(x.Body),
-		"headers": map[string]any{"Content-Type": "application/json", "Accept": "text/event-stream"}}
-	a.win.Call("fetch", "api/v1/completions", init).Call("then", onRes).Call("catch", onErr)
+	w.Set("onmessage", onMsg)
+	a.live.worker = w
+	return w, true
+}
+
+// edgeFetch has the stream reader send one request.
+func (a *App) edgeFetch(gen int, x play.Launch) {
+	w, ok := a.streamer()
+	if !ok {
+		const why = "the stream reader (stream-worker.js) did not start"
+		a.edgeLocked(func() {
+			if l := a.live.loop; l != nil && gen == a.live.loopGen {
+				l.Stop(why) // or each failed request would send the next
+			}
+		})
+		a.edgeEnd(gen, x.ID, a.perfNow(), 0, why)
+		return
+	}
+	a.live.edgeMu.Lock()
+	if a.live.aborts != nil && gen == a.live.loopGen {
+		a.live.aborts[x.ID] = true
+	}
+	a.live.edgeMu.Unlock()
+	url := a.win.Get("URL").New("api/v1/completions", a.win.Get("document").Get("baseURI")).Call("toString")
+	w.Call("postMessage", map[string]any{"id": x.ID, "gen": gen, "url": url, "body": string(x.Body)})
+}
+
+// edgeAbort has the stream reader abort a request.
+func (a *App) edgeAbort(id int) {
+	if a.live.worker.Truthy() {
+		a.live.worker.Call("postMessage", map[string]any{"abort": id})
+	}
 }
 
 // edgeChunk files a chunk (in the read callback) and hands the token frames
 // to the view.
 func (a *App) edgeChunk(gen, id int, b []byte, t float64) {
 	var fs []play.TokenFrame
-	a.live.edgeMu.Lock()
-	if gen == a.live.loopGen && a.live.loop != nil {
-		fs = a.live.loop.Chunk(id, b, t)
-	}
-	a.live.edgeMu.Unlock()
+	a.edgeLocked(func() {
+		if gen == a.live.loopGen && a.live.loop != nil {
+			fs = a.live.loop.Chunk(id, b, t)
+		}
+	})
 	a.edgeFrames(fs)
+}
+
+// edgeLocked runs f holding edgeMu, which a panic in f releases too: the
+// panic is reported and the request ended, and nothing may then wait on a
+// lock left held, or the whole app would stop.
+func (a *App) edgeLocked(f func()) {
+	a.live.edgeMu.Lock()
+	defer a.live.edgeMu.Unlock()
+	f()
 }
 
 // edgeFrames queues token frames for the view (liveTokens, on Update).
@@ -298,15 +303,15 @@ func (a *App) edgeFrames(fs []play.TokenFrame) {
 func (a *App) edgeEnd(gen, id int, t float64, status int, errText string) {
 	var fs []play.TokenFrame
 	var next []play.Launch
-	a.live.edgeMu.Lock()
-	if l := a.live.loop; l != nil && gen == a.live.loopGen {
-		delete(a.live.aborts, id)
-		if status == 429 && l.Stopped() == "" {
-			l.Stop(errText)
+	a.edgeLocked(func() {
+		if l := a.live.loop; l != nil && gen == a.live.loopGen {
+			delete(a.live.aborts, id)
+			if status == 429 && l.Stopped() == "" {
+				l.Stop(errText)
+			}
+			fs, next = l.End(id, t, status, errText)
 		}
-		fs, next = l.End(id, t, status, errText)
-	}
-	a.live.edgeMu.Unlock()
+	})
 	a.edgeFrames(fs)
 	a.edgeSend(gen, next)
 	a.edgeTick(gen)
@@ -329,7 +334,7 @@ func (a *App) stopEdge(why string) {
 func (a *App) edgeTick(gen int) {
 	now := a.perfNow()
 	var launches []play.Launch
-	var abort []js.Value
+	var abort []int
 	var done *play.Loop
 	inject, injected := 0.0, false
 	a.live.edgeMu.Lock()
@@ -344,16 +349,16 @@ func (a *App) edgeTick(gen int) {
 	}
 	if l.Stopped() != "" && !a.live.aborting {
 		a.live.aborting = true
-		for _, c := range a.live.aborts {
-			abort = append(abort, c)
+		for id := range a.live.aborts {
+			abort = append(abort, id)
 		}
 	}
 	if l.Done() {
 		done, a.live.loop, a.live.aborts = l, nil, nil
 	}
 	a.live.edgeMu.Unlock()
-	for _, c := range abort {
-		c.Call("abort")
+	for _, id := range abort {
+		a.edgeAbort(id)
 	}
 	if injected {
 		a.post(func() {

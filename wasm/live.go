@@ -40,8 +40,9 @@ type liveState struct {
 	// next animation frame. edgeMu guards these; no JS call is made under it.
 	edgeMu   sync.Mutex
 	loop     *play.Loop
-	loopGen  int              // bumps per edge run: callbacks of an old run are ignored
-	aborts   map[int]js.Value // AbortController per request in flight
+	loopGen  int          // bumps per edge run: callbacks of an old run are ignored
+	aborts   map[int]bool // requests in flight, to abort when the loop stops
+	worker   js.Value     // the Web Worker that fetches and reads the streams (site/stream-worker.js)
 	aborting bool
 	timer    js.Func // the setInterval callback of the run
 	timerID  js.Value

@@ -211,7 +211,9 @@ func openPage(t *testing.T, base string) (context.Context, func(pred, what strin
 // TestEdgeLiveWithDefaultLimits runs the page's own edge workload (its
 // knobs untouched) through a worker with the default limits: it must fit
 // them. A worker with a burst of 3 must stop the run with a clear message
-// about its rate limit, keeping what was measured.
+// about its rate limit, keeping what was measured. A browser that will not
+// start the page's stream reader (a Web Worker) must end the run with a
+// message that says so, not hang.
 func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 	root := repoRoot(t)
 	workerd := findWorkerd(t, root)
@@ -221,11 +223,16 @@ func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		lim  limits
-	}{{"defaults", limits{}}, {"burst3", limits{perMinute: 6, burst: 3}}} {
+	}{{"defaults", limits{}}, {"burst3", limits{perMinute: 6, burst: 3}}, {"noworker", limits{}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := startWorkerd(t, workerd, buildWorker(t, root, site, labURL+"/v1", tc.lim))
 			ctx, wait := openPage(t, base)
 			wait(`servelab.status().liveEdge && !document.getElementById("live").hidden`, "the live panel to offer the edge proxy")
+			if tc.name == "noworker" {
+				if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`window.Worker = undefined`)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-start").click()`)); err != nil {
 				t.Fatal(err)
 			}
@@ -245,6 +252,12 @@ func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 				t.Logf("edge defaults: %d short requests, worst gap %.1f ms, wall %.1f s", m.Summary.ShortCompleted, 1e3*m.Summary.WorstGap, m.Summary.Wall)
 				return
 			}
+			if tc.name == "noworker" {
+				if !strings.Contains(st, "stream reader") || servelabRunning(ctx) {
+					t.Fatalf("without Web Workers the run must end saying why: status %q", st)
+				}
+				return
+			}
 			if !strings.Contains(st, "429") || !strings.Contains(st, "RATE_LIMIT_PER_MINUTE") {
 				t.Fatalf("a 429 from the proxy is not explained on the page: %q", st)
 			}
@@ -253,4 +266,10 @@ func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servelabRunning reports whether the page still has a live run going.
+func servelabRunning(ctx context.Context) bool {
+	running, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`servelab.status().liveRunning`))
+	return running
 }
