@@ -211,6 +211,7 @@ func (a *App) streamer() (w js.Value, ok bool) {
 		id, gen = m.Get("id").Int(), m.Get("gen").Int()
 		origin := a.win.Get("performance").Get("timeOrigin").Float()
 		if c := m.Get("chunk"); c.Truthy() {
+			status = 200 // chunks come only from answers that stream
 			// The chunk is a Uint8Array of the parent page's realm, which
 			// CopyBytesToGo does not take: view its buffer from this one.
 			v := js.Global().Get("Uint8Array").New(c.Get("buffer"), c.Get("byteOffset"), c.Get("byteLength"))
