@@ -33,9 +33,9 @@ import (
 // _ms names, and for "timestamp" in Mooncake's JSONL traces, which carry
 // hash_ids; ReadTraceIn sets the unit outright), or date-times such as
 // "2023-11-16 18:15:46.6805900" or RFC 3339, which are taken relative to
-// the earliest one. Requests need not
-// be in arrival order: ReadTrace sorts them by arrival, keeping file order
-// among equal times. In CSV, lines starting with '#' are comments.
+// the earliest one. Requests need not be in arrival order: ReadTrace sorts
+// them by arrival, keeping file order among equal times. In CSV, lines
+// starting with '#' are comments.
 
 // MaxTraceBytes bounds a trace file.
 const MaxTraceBytes = 256 << 20
