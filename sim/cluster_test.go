@@ -4,23 +4,12 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 )
 
 // lectureStep is Llama-3.1-8B on one H100 with the default efficiencies.
 func lectureStep(t testing.TB) StepModel {
 	t.Helper()
-	m, err := modelspecs.Get("Llama-3.1-8B")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hwspecs.Get("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewStepModel(m, g)
+	s, err := DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}

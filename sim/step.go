@@ -47,6 +47,21 @@ const (
 	DefaultAllReduceEff = 0.7
 )
 
+// DefaultStepModel is the lecture's step model: the default model
+// (modelspecs.Default) on the default GPU (hwspecs.Default) with the
+// default efficiencies.
+func DefaultStepModel() (StepModel, error) {
+	m, err := modelspecs.Get(modelspecs.Default)
+	if err != nil {
+		return StepModel{}, err
+	}
+	g, err := hwspecs.Get(hwspecs.Default)
+	if err != nil {
+		return StepModel{}, err
+	}
+	return NewStepModel(m, g)
+}
+
 // NewStepModel fills zero fields with the defaults, validates and derives F, A, W, K.
 func NewStepModel(m modelspecs.Model, g hwspecs.GPU) (StepModel, error) {
 	s := StepModel{Model: m, GPU: g, Overhead: DefaultOverhead}

@@ -20,8 +20,6 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
@@ -39,9 +37,7 @@ func python3(t *testing.T) string {
 // prediction use: Llama-3.1-8B on an H100, idealised (no memory limits).
 func labEngine(t *testing.T, policy string, budget int) sim.Config {
 	t.Helper()
-	m, _ := modelspecs.Get(modelspecs.Default)
-	g, _ := hwspecs.Get(hwspecs.Default)
-	step, err := sim.NewStepModel(m, g)
+	step, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,6 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 	"servelab/site"
 )
@@ -249,7 +247,7 @@ func labJSON(t *testing.T) string {
 	t.Helper()
 	c := sim.DefaultLabConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 6, 2, 8000
-	st, err := sim.NewStepModel(mustModel(t), mustGPU(t))
+	st, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,22 +300,6 @@ func TestUploadOverlayAndMalformedFile(t *testing.T) {
 	if e := eval[string](t, ctx, `servelab.status().error`); e != "" {
 		t.Errorf("simulation error after a malformed upload: %s", e)
 	}
-}
-
-func mustModel(t *testing.T) modelspecs.Model {
-	m, err := modelspecs.Get(modelspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func mustGPU(t *testing.T) hwspecs.GPU {
-	g, err := hwspecs.Get(hwspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 func TestExports(t *testing.T) {

@@ -16,8 +16,6 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
@@ -26,9 +24,7 @@ const secretKey = "sk-lab-7f3a9c1e5b"
 // startLab runs a simulated lab server requiring secretKey.
 func startLab(t *testing.T) string {
 	t.Helper()
-	m, _ := modelspecs.Get(modelspecs.Default)
-	g, _ := hwspecs.Get(hwspecs.Default)
-	step, err := sim.NewStepModel(m, g)
+	step, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,21 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
 func stepModel(t testing.TB) sim.StepModel {
-	m, err := modelspecs.Get(modelspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hwspecs.Get(hwspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.NewStepModel(m, g)
+	s, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,6 @@ import (
 	"time"
 
 	"servelab/cmd/internal/labserver"
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
@@ -373,15 +371,7 @@ func post(t *testing.T, url, ip, body string) (*http.Response, []byte) {
 // H100, prefill-first, no memory limits), so a long prompt stalls every
 // stream as on a real GPU, and the stall the simulator predicts is known.
 func newSimLab(t *testing.T) (*lab, sim.Config) {
-	m, err := modelspecs.Get(modelspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hwspecs.Get(hwspecs.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	step, err := sim.NewStepModel(m, g)
+	step, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}
