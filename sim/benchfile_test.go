@@ -264,3 +264,62 @@ func FuzzReadBench(f *testing.F) {
 		}
 	})
 }
+
+// A run repeats in the simulator with the file's lengths and load: the
+// closed loop never has more in flight than the file's concurrency, a replay
+// keeps the file's arrivals.
+func TestBenchWorkloadSimulates(t *testing.T) {
+	step, err := DefaultStepModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Step: step, Policy: mustPolicy(t, "chunked", 2048)}
+	ai := readFixture(t, "aiperf/profile_export.jsonl")[0]
+	w, err := ai.Workload(512, 64, 1)
+	if err != nil || w.Kind != "closed" || w.Concurrency != 8 || len(w.Requests) != len(ai.Requests)-1 {
+		t.Fatalf("AIPerf workload %s/%d, %d requests, %v", w.Kind, w.Concurrency, len(w.Requests), err)
+	}
+	out, err := RunBench(cfg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := Count(out.Results); c.Completed != len(w.Requests) {
+		t.Errorf("closed loop completed %s", c)
+	}
+	for _, it := range out.Iterations {
+		if n := len(it.Items); n > 8 {
+			t.Fatalf("iteration %d carried %d requests, more than the concurrency 8", it.Index, n)
+		}
+	}
+	for i, r := range out.Results {
+		if r.Prompt != w.Requests[i].Prompt {
+			t.Fatalf("request %d: prompt %d, file says %d", i, r.Prompt, w.Requests[i].Prompt)
+		}
+	}
+	v := readFixture(t, "vllm.json")[0]
+	v.Concurrency = 0
+	w, err = v.Workload(512, 64, 1)
+	if err != nil || w.Kind != "replay" || w.Requests[0].Arrival != 0 || w.Requests[3].Arrival <= 0 {
+		t.Fatalf("vLLM workload %s, %v", w.Kind, err)
+	}
+	sg := readFixture(t, "sglang.jsonl")
+	if w, _ := sg[0].Workload(512, 64, 1); w.Kind != "poisson" {
+		t.Errorf("SGLang at 4 req/s: %s", w.Kind)
+	}
+	if w, _ := sg[1].Workload(512, 64, 1); w.Kind != "burst" || w.Requests[5].Arrival != 0 {
+		t.Errorf("SGLang at Infinity: %s", w.Kind)
+	}
+	gp := readFixture(t, "genai-perf/profile_export.json")[0]
+	if w, _ := gp.Workload(300, 64, 1); w.Requests[0].Prompt != 300 || !strings.Contains(strings.Join(w.Notes, " "), "no prompt length") {
+		t.Errorf("GenAI-Perf's unknown prompt lengths: %+v %q", w.Requests[0], w.Notes)
+	}
+}
+
+func mustPolicy(t *testing.T, name string, budget int) Policy {
+	t.Helper()
+	p, err := NewPolicy(name, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
