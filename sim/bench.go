@@ -287,6 +287,13 @@ func (b *BenchRun) Merge(s *BenchRun) {
 	if b.Duration == 0 {
 		b.Duration = s.Duration
 	}
+	kept := b.Cannot[:0]
+	for _, c := range b.Cannot {
+		if !strings.Contains(c, "beside this file") { // what the companion gave is no longer missing
+			kept = append(kept, c)
+		}
+	}
+	b.Cannot = kept
 	b.Notes = append(b.Notes, "figures stated by "+s.Format)
 }
 
@@ -412,6 +419,7 @@ func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 		dir, base = base[:i], base[i+1:]
 	}
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".jsonl")
+	base = strings.TrimSuffix(base, "_individual_responses")
 	if strings.HasPrefix(base, "profile_export") && dir != "" {
 		// AIPerf and GenAI-Perf name the folder after the run, not the file.
 		if j := strings.LastIndexAny(dir, `/\`); j >= 0 {
@@ -467,7 +475,7 @@ func detectBench(data []byte) (string, error) {
 		case has("summary"):
 			return "", fmt.Errorf("a lab measured-JSON file, not a benchmark tool's")
 		}
-		return "", fmt.Errorf("not a known benchmark file; it has keys: %s", keyList(obj))
+		return "", fmt.Errorf("not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
 	}
 	var arr []map[string]json.RawMessage
 	if err := json.Unmarshal(data, &arr); err == nil {

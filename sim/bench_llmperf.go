@@ -54,7 +54,7 @@ func readLLMPerf(data []byte) ([]*BenchRun, error) {
 	b.Cannot = append(b.Cannot,
 		"itl (per chunk), per-token times and start times: llmperf keeps none, so nothing goes on the timeline",
 		"llmperf's inter_token_latency_s: it is (TTFT + every gap) / output tokens, the TTFT included, so it is not compared; tpot and itl_token come from e2e − TTFT",
-		"the load asked for: num_concurrent_requests is in *_summary.json beside this file")
+		"the load asked for and the tool's own percentiles: they are in *_summary.json beside this file")
 	b.Notes = append(b.Notes, "output tokens are llmperf's re-tokenized count of the text (a Llama tokenizer), not the server's")
 	return []*BenchRun{b}, nil
 }

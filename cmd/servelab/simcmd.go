@@ -101,6 +101,15 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if lf.like != "" {
+		b, note, err := benchLike(lf.like)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			return runBenchLike(b, note, ef, wf, step, *asJSON, stdout)
+		}
+	}
 	if lf.active() {
 		return runLabSim(lf, ef, step, *asJSON, stdout)
 	}
