@@ -39,6 +39,7 @@ type BenchRun struct {
 	Rate        float64 // requests/s the tool was asked to send; +Inf: all at once; 0: unknown
 	Concurrency int     // most requests the tool kept in flight; 0: unbounded or unknown
 	Duration    float64 // seconds the run took, when known
+	Throughput  float64 // completed requests per second as the file states it (summary-only files), else 0
 	Requests    []BenchRequest
 	// Summary is the file's own figures in seconds, keyed as Figures keys
 	// them, holding only the keys whose definition matches ours.
@@ -263,7 +264,7 @@ func (b *BenchRun) AchievedRate() float64 {
 	if b.Duration > 0 && n > 0 {
 		return float64(n) / b.Duration
 	}
-	return 0
+	return b.Throughput
 }
 
 // Merge takes a summary-only run of the same tool (a *_summary.json or
@@ -286,6 +287,9 @@ func (b *BenchRun) Merge(s *BenchRun) {
 	}
 	if b.Duration == 0 {
 		b.Duration = s.Duration
+	}
+	if b.Throughput == 0 {
+		b.Throughput = s.Throughput
 	}
 	kept := b.Cannot[:0]
 	for _, c := range b.Cannot {

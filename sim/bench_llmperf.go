@@ -90,8 +90,9 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 	if v, ok := num("num_concurrent_requests"); ok && v > 0 {
 		b.Concurrency = int(v)
 	}
-	if n, ok := num("results_num_completed_requests"); ok {
-		if pm, ok := num("results_num_completed_requests_per_min"); ok && pm > 0 {
+	if pm, ok := num("results_num_completed_requests_per_min"); ok && pm > 0 {
+		b.Throughput = pm / 60
+		if n, ok := num("results_num_completed_requests"); ok {
 			b.Duration = n * 60 / pm
 		}
 	}

@@ -60,6 +60,10 @@ func readNVSummary(data []byte, name string) ([]*BenchRun, error) {
 			b.Summary[ours] = *m.Avg
 		}
 	}
+	var thr nvMetric
+	if raw, ok := obj["request_throughput"]; ok && json.Unmarshal(raw, &thr) == nil && thr.Avg != nil {
+		b.Throughput = *thr.Avg
+	}
 	var dur nvMetric
 	if raw, ok := obj["benchmark_duration"]; ok && json.Unmarshal(raw, &dur) == nil && dur.Avg != nil {
 		if sc, ok := unitSeconds(dur.Unit); ok {

@@ -288,6 +288,8 @@ agg = {"schema_version": "1.0", "aiperf_version": "0.3.0", "benchmark_id": "b1",
        "request_latency": nv_metric([m["request_latency"]["value"] for m in good], "ms", "Latency"),
        "input_sequence_length": nv_metric([m["input_sequence_length"]["value"] for m in good], "tokens", "ISL"),
        "output_sequence_length": nv_metric([m["output_sequence_length"]["value"] for m in good], "tokens", "OSL"),
+       "request_throughput": {"unit": "requests/sec", "avg": len(good) / ((max(r["metadata"]["request_end_ns"] for r in recs) - min(r["metadata"]["request_start_ns"] for r in recs)) / 1e9)},
+       "benchmark_duration": {"unit": "sec", "avg": (max(r["metadata"]["request_end_ns"] for r in recs) - min(r["metadata"]["request_start_ns"] for r in recs)) / 1e9},
        "input_config": {"endpoint": {"model_names": ["m"], "type": "chat", "streaming": True},
                         "loadgen": {"concurrency": 8, "request_rate": None}}}
 write("aiperf/profile_export_aiperf.json", agg)
