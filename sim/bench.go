@@ -692,8 +692,11 @@ func rebase(rs []BenchRequest) {
 // msKeys reads a vLLM/SGLang-style summary, {mean,median,p90,p99}_<name>_ms,
 // into figures under our name, in seconds.
 func msKeys(obj map[string]json.RawMessage, theirs, ours string, into map[string]float64) {
-	for _, s := range []struct{ pre, suf string }{{"median", "p50"}, {"mean", "mean"}, {"p90", "p90"}, {"p99", "p99"}} {
+	for _, s := range []struct{ pre, suf string }{{"median", "p50"}, {"p50", "p50"}, {"mean", "mean"}, {"p90", "p90"}, {"p99", "p99"}} {
 		var f flexNum
+		if _, done := into[ours+"_"+s.suf]; done {
+			continue // median and p50 are one figure
+		}
 		if v, ok := obj[s.pre+"_"+theirs+"_ms"]; ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) {
 			into[ours+"_"+s.suf] = f.V / 1000
 		}

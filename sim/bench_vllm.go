@@ -29,11 +29,12 @@ func readVLLMRun(data []byte) (*BenchRun, error) {
 // perRequestArrays reads the keys vLLM and SGLang share: model_id, duration,
 // request_rate, max_concurrency and the per-request input_lens, output_lens,
 // ttfts, itls (one gap per chunk), errors, and, where the version writes
-// them, e2els and start_times.
+// them, latencies (or e2els) and start_times.
 func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 	var (
 		inputs, outputs       []int
-		ttfts, e2els, starts  []float64
+		ttfts, e2els, lats    []float64
+		starts                []float64
 		itls                  [][]float64
 		errs                  []string
 		rate, conc, dur       flexNum
@@ -41,7 +42,7 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 	)
 	if err := decodeKeys(obj, "", map[string]any{
 		"input_lens": &inputs, "output_lens": &outputs, "ttfts": &ttfts, "itls": &itls, "errors": &errs,
-		"e2els": &e2els, "start_times": &starts, "request_rate": &rate, "max_concurrency": &conc,
+		"e2els": &e2els, "latencies": &lats, "start_times": &starts, "request_rate": &rate, "max_concurrency": &conc,
 		"duration": &dur, "model_id": &model, "backend": &backend, "label": &label,
 	}); err != nil {
 		return err
@@ -49,7 +50,15 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 	if _, ok := obj["itls"]; !ok {
 		return fmt.Errorf("itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
+	if len(e2els) == 0 {
+		e2els = lats // vLLM names them latencies; some forks e2els
+	}
 	n := len(itls)
+	if len(errs) != 0 && len(errs) != n && len(ttfts) == n {
+		// Some versions keep the arrays for successful requests only and list the failures' errors apart.
+		b.Notes = append(b.Notes, fmt.Sprintf("errors lists %d failures apart from the %d requests kept", len(errs), n))
+		errs = nil
+	}
 	for _, f := range []struct {
 		key string
 		n   int
@@ -103,7 +112,7 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 	}
 	rebase(b.Requests)
 	if len(e2els) == 0 {
-		b.Notes = append(b.Notes, "e2e latency taken as TTFT plus the chunk gaps (the file keeps no e2els)")
+		b.Notes = append(b.Notes, "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
 	}
 	if len(starts) == 0 {
 		b.Cannot = append(b.Cannot, "start times: this version writes none, so chunk gaps cannot go on the timeline")

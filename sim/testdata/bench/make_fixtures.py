@@ -119,7 +119,7 @@ def vllm_like_summary(reqs, names):
 
 
 def details(reqs, with_starts):
-    d = {
+    d = {  # vLLM's and SGLang's per-request arrays (vLLM adds latencies and start_times)
         "input_lens": [q["prompt"] for q in reqs],
         "output_lens": [q["out"] for q in reqs],
         "ttfts": [q["times"][0] if q["times"] else 0.0 for q in reqs],
@@ -142,7 +142,10 @@ v = {"date": "20261201-090000", "backend": "vllm", "model_id": "meta-llama/Llama
      "total_input_tokens": sum(q["prompt"] for q in good), "total_output_tokens": sum(q["out"] for q in good),
      "request_throughput": len(good) / dur, "output_throughput": sum(q["out"] for q in good) / dur}
 v.update(vllm_like_summary(run, ("ttft", "tpot", "itl", "e2el")))
+for key, xs in (("ttft", [q["times"][0] for q in good]), ("itl", [g for q in good for g in gaps(q)])):
+    v[f"p90_{key}_ms"] = pct(xs, 90) * 1000  # --metric-percentiles 90,99
 v.update(details(run, True))
+v["latencies"] = [q["times"][-1] if q["times"] else 0.0 for q in run]  # vllm bench serve's name
 write("vllm.json", v)
 
 # SGLang bench_serving --output-details: two runs appended, the second at an
