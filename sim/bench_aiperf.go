@@ -20,7 +20,18 @@ import (
 type aiperfMeta struct {
 	RequestStartNs *float64 `json:"request_start_ns"`
 	Phase          string   `json:"benchmark_phase"`
+	CreditPhase    string   `json:"credit_phase"` // earlier versions' name
 	Cancelled      bool     `json:"was_cancelled"`
+}
+
+// warmup reports a record outside the profiling phase, which AIPerf's own
+// figures leave out.
+func (m *aiperfMeta) warmup() bool {
+	p := m.Phase
+	if p == "" {
+		p = m.CreditPhase
+	}
+	return p != "" && p != "profiling"
 }
 
 type aiperfError struct {
@@ -71,8 +82,8 @@ func readAIPerf(data []byte) ([]*BenchRun, error) {
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			return unwrapJSON(err, "record")
 		}
-		if rec.Metadata.Phase != "" && rec.Metadata.Phase != "profiling" {
-			return nil // warm-up records do not count, as in AIPerf's own figures
+		if rec.Metadata.warmup() {
+			return nil
 		}
 		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
 		if rec.Metadata.Cancelled && r.Error == "" {
@@ -191,7 +202,7 @@ func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			return unwrapJSON(err, "record")
 		}
-		if rec.Metadata.Phase != "" && rec.Metadata.Phase != "profiling" {
+		if rec.Metadata.warmup() {
 			return nil
 		}
 		if rec.StartPerfNs == nil {

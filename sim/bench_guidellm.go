@@ -64,6 +64,9 @@ type guideBench struct {
 	EndTime   flexNum `json:"end_time"`
 	Duration  flexNum `json:"duration"`
 	Metrics   struct {
+		PromptTokens  guideDist `json:"prompt_token_count"`
+		OutputTokens  guideDist `json:"output_token_count"`
+		RPS           guideDist `json:"requests_per_second"`
 		TTFT          guideDist `json:"time_to_first_token_ms"`
 		ITL           guideDist `json:"inter_token_latency_ms"`
 		Latency       guideDist `json:"request_latency"`
@@ -173,6 +176,18 @@ func (g *guideBench) run() (*BenchRun, error) {
 				b.Summary[m.name+"_"+p] = v * m.scale
 			}
 		}
+	}
+	// Counts for a file that keeps no requests (GuideLLM's output sampling off).
+	for _, m := range []struct {
+		d    guideDist
+		name string
+	}{{g.Metrics.PromptTokens, "prompt_tokens_mean"}, {g.Metrics.OutputTokens, "output_tokens_mean"}} {
+		if m.d.Successful != nil && m.d.Successful.Mean != nil {
+			b.Summary[m.name] = *m.d.Successful.Mean
+		}
+	}
+	if s := g.Metrics.RPS.Successful; s != nil && s.Mean != nil {
+		b.Throughput = *s.Mean
 	}
 	total := g.RequestTotals
 	if g.Metrics.RequestTotals != nil {

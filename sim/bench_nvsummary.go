@@ -70,19 +70,26 @@ func readNVSummary(data []byte, name string) ([]*BenchRun, error) {
 			b.Duration = *dur.Avg * sc
 		}
 	}
-	// The load asked for: AIPerf keeps it under input_config.loadgen, GenAI-Perf at input_config's top.
-	var cfg struct {
+	// The load asked for: AIPerf keeps it under input_config.loadgen, newer
+	// GenAI-Perf under input_config.perf_analyzer.stimulus, older at input_config's top.
+	type load struct {
 		Concurrency flexNum `json:"concurrency"`
 		RequestRate flexNum `json:"request_rate"`
-		Loadgen     *struct {
-			Concurrency flexNum `json:"concurrency"`
-			RequestRate flexNum `json:"request_rate"`
-		} `json:"loadgen"`
+	}
+	var cfg struct {
+		load
+		Loadgen      *load `json:"loadgen"`
+		PerfAnalyzer *struct {
+			Stimulus *load `json:"stimulus"`
+		} `json:"perf_analyzer"`
 	}
 	if raw, ok := obj["input_config"]; ok && json.Unmarshal(raw, &cfg) == nil {
 		c, r := cfg.Concurrency, cfg.RequestRate
 		if cfg.Loadgen != nil {
 			c, r = cfg.Loadgen.Concurrency, cfg.Loadgen.RequestRate
+		}
+		if cfg.PerfAnalyzer != nil && cfg.PerfAnalyzer.Stimulus != nil {
+			c, r = cfg.PerfAnalyzer.Stimulus.Concurrency, cfg.PerfAnalyzer.Stimulus.RequestRate
 		}
 		if r.OK && r.V > 0 {
 			b.Rate = r.V

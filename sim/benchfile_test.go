@@ -181,6 +181,12 @@ func TestBenchLoad(t *testing.T) {
 	if gp := readFixture(t, "genai-perf/profile_export.json")[0]; gp.Concurrency != 4 {
 		t.Errorf("GenAI-Perf concurrency %d, want 4", gp.Concurrency)
 	}
+	nested, err := ReadBench("profile_export_genai_perf.json", []byte(`{"time_to_first_token": {"unit": "ms", "avg": 5, "p50": 4},
+	  "request_throughput": {"unit": "requests/sec", "avg": 2.5},
+	  "input_config": {"perf_analyzer": {"stimulus": {"concurrency": 32}}}}`))
+	if err != nil || nested[0].Concurrency != 32 || nested[0].Summary["ttft_p50"] != 0.004 || nested[0].AchievedRate() != 2.5 {
+		t.Errorf("newer GenAI-Perf summary: %+v, %v", nested, err)
+	}
 	lp := readFixture(t, "llmperf/m_550_150_individual_responses.json")[0]
 	if lp.Concurrency != 4 || lp.Duration <= 0 {
 		t.Errorf("llmperf concurrency %d, duration %g from its summary", lp.Concurrency, lp.Duration)
