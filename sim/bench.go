@@ -456,6 +456,7 @@ func IsBench(data []byte) bool {
 func detectBench(data []byte) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err == nil && obj != nil {
+		liftDetails(obj)
 		has := func(k string) bool { _, ok := obj[k]; return ok }
 		switch {
 		case has("metadata") && has("metrics"):
@@ -466,7 +467,7 @@ func detectBench(data []byte) (string, error) {
 			return "guidellm", nil
 		case has("experiments"):
 			return "genai-perf", nil
-		case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length")):
+		case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length") || has("details")):
 			return "sglang", nil
 		case has("itls"):
 			return "vllm", nil
@@ -497,6 +498,7 @@ func detectBench(data []byte) (string, error) {
 	if err := json.Unmarshal(line, &first); err != nil || first == nil {
 		return "", fmt.Errorf("not JSON, nor JSON Lines of objects")
 	}
+	liftDetails(first)
 	has := func(k string) bool { _, ok := first[k]; return ok }
 	switch {
 	case has("metrics") && has("metadata"):
@@ -699,6 +701,27 @@ func msKeys(obj map[string]json.RawMessage, theirs, ours string, into map[string
 		}
 		if v, ok := obj[s.pre+"_"+theirs+"_ms"]; ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) {
 			into[ours+"_"+s.suf] = f.V / 1000
+		}
+	}
+}
+
+// liftDetails moves the per-request arrays some SGLang versions nest under
+// "details" up beside the summary, where the others write them.
+func liftDetails(obj map[string]json.RawMessage) {
+	raw, ok := obj["details"]
+	if !ok {
+		return
+	}
+	var d map[string]json.RawMessage
+	if json.Unmarshal(raw, &d) != nil {
+		return
+	}
+	if _, ok := d["itls"]; !ok {
+		return
+	}
+	for k, v := range d {
+		if _, taken := obj[k]; !taken {
+			obj[k] = v
 		}
 	}
 }

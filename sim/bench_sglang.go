@@ -18,6 +18,7 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 			return fmt.Errorf("not a JSON object")
 		}
+		liftDetails(obj)
 		b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
 		if err := perRequestArrays(obj, b); err != nil {
 			return err

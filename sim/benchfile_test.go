@@ -224,6 +224,14 @@ func TestBenchErrorsSayWhy(t *testing.T) {
 	}
 }
 
+// Some SGLang versions nest the per-request arrays under "details".
+func TestSGLangNestedDetails(t *testing.T) {
+	runs, err := ReadBench("s.jsonl", []byte(`{"median_ttft_ms": 100, "request_rate": Infinity, "details": {"input_lens": [10, 20], "output_lens": [3, 2], "ttfts": [0.1, 0.1], "itls": [[0.01, 0.02], [0.03]], "errors": ["", ""]}}`+"\n"))
+	if err != nil || len(runs) != 1 || runs[0].Tool != "sglang" || len(runs[0].Requests) != 2 || runs[0].Summary["ttft_p50"] != 0.1 {
+		t.Fatalf("%v %+v", err, runs)
+	}
+}
+
 func TestPythonLiterals(t *testing.T) {
 	got := string(pyJSON([]byte(`{"a": NaN, "b": [Infinity, -Infinity], "c": "NaN and Infinity"}`)))
 	if got != `{"a": null, "b": ["Infinity", "-Infinity"], "c": "NaN and Infinity"}` {
