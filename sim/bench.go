@@ -180,6 +180,13 @@ func (b *BenchRun) Timeline() []Gap {
 	return out
 }
 
+// chunkNote says that chunks carried several tokens and how the figures
+// treat them.
+func chunkNote(k float64, itl string) string {
+	return fmt.Sprintf("chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); "+
+		"itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)", k, itl)
+}
+
 // HasStarts reports whether every request's start time is known.
 func (b *BenchRun) HasStarts() bool {
 	for _, r := range b.Requests {

@@ -162,7 +162,7 @@ func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	b.Cannot = append(b.Cannot, "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
 	b.Notes = append(b.Notes, "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.Notes = append(b.Notes, fmt.Sprintf("chunks carried %.2f tokens on average: itl is AIPerf's inter_chunk_latency, itl_token spreads each over its chunk's tokens", k))
+		b.Notes = append(b.Notes, chunkNote(k, "AIPerf's inter_chunk_latency"))
 	}
 	return []*BenchRun{b}, nil
 }

@@ -105,6 +105,9 @@ func readGenAIPerf(data []byte) ([]*BenchRun, error) {
 			b.Cannot = append(b.Cannot, "prompt tokens: GenAI-Perf tokenizes the prompts and does not write the counts here (profile_export_genai_perf.json beside has their mean)")
 		}
 		b.Notes = append(b.Notes, "GenAI-Perf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
+		if k := b.ChunkTokens(); k > 1.05 {
+			b.Notes = append(b.Notes, chunkNote(k, "gaps between content responses"))
+		}
 		runs = append(runs, b)
 	}
 	return runs, nil

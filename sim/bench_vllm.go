@@ -118,7 +118,7 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 		b.Cannot = append(b.Cannot, "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.Notes = append(b.Notes, fmt.Sprintf("chunks carried %.2f tokens on average: itl is per chunk as the tool reports it, itl_token spreads each gap over its chunk's tokens", k))
+		b.Notes = append(b.Notes, chunkNote(k, "the tool's itls"))
 	}
 	return nil
 }
