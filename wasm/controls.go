@@ -736,6 +736,12 @@ func (a *App) loadMeasured(name string, data []byte) {
 		a.message("could not use the file: "+err.Error(), true)
 		return
 	}
+	if a.overlays[0].Absorb(o) { // a tool's summary file dropped with its per-request file
+		a.message(fmt.Sprintf("took %s's own figures into run A", name), false)
+		a.showMeasured()
+		a.publish()
+		return
+	}
 	slot := 0
 	if a.overlays[0] != nil && a.overlays[1] == nil {
 		slot = 1
@@ -819,7 +825,7 @@ func (a *App) showMeasured() {
 		simITL = ms(a.figs.ITL[2]) + " ms"
 	}
 	row("ITL P99", simITL, of(p99, func(o *play.Overlay) string { return ms(o.VLLMFig[2][2]) + " ms" }))
-	if a.overlays[0].Kind == "vllm" && a.run != nil {
+	if a.overlays[0].Bench != nil && a.run != nil { // any benchmark tool's run
 		row("TTFT P90", ms(a.figs.TTFT[1])+" ms", func(o *play.Overlay) string { return ms(o.VLLMFig[0][1]) + " ms" })
 		row("TPOT P90", ms(a.figs.TPOT[1])+" ms", func(o *play.Overlay) string { return ms(o.VLLMFig[1][1]) + " ms" })
 	}
