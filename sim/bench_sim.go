@@ -52,7 +52,10 @@ func (b *BenchRun) Workload(prompt, output int, seed uint64) (BenchWorkload, err
 			o, guessedO = float64(output), 1
 		}
 		n := 100
-		if b.Duration > 0 && b.Rate > 0 && !math.IsInf(b.Rate, 0) {
+		switch {
+		case b.Duration > 0 && b.Throughput > 0:
+			n = max(1, min(MaxRequests, int(math.Round(b.Throughput*b.Duration))))
+		case b.Duration > 0 && b.Rate > 0 && !math.IsInf(b.Rate, 0):
 			n = max(1, min(MaxRequests, int(b.Rate*b.Duration)))
 		}
 		for i := range n {

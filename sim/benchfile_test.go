@@ -187,6 +187,16 @@ func TestBenchLoad(t *testing.T) {
 	if err != nil || nested[0].Concurrency != 32 || nested[0].Summary["ttft_p50"] != 0.004 || nested[0].AchievedRate() != 2.5 {
 		t.Errorf("newer GenAI-Perf summary: %+v, %v", nested, err)
 	}
+	// llmperf writes some aggregates as strings ("131"); a summary alone gives a workload of its size.
+	ls, err := ReadBench("x_summary.json", []byte(`{"results_ttft_s_quantiles_p50": 0.24, "results_number_input_tokens_min": "131",
+	  "results_number_input_tokens_mean": 259.78, "results_number_output_tokens_mean": 99.44, "num_concurrent_requests": 5,
+	  "results_num_completed_requests": 50, "results_num_completed_requests_per_min": 202.37}`))
+	if err != nil || ls[0].Concurrency != 5 || ls[0].Summary["ttft_p50"] != 0.24 {
+		t.Fatalf("llmperf summary: %v %+v", err, ls)
+	}
+	if w, err := ls[0].Workload(512, 64, 1); err != nil || w.Kind != "closed" || len(w.Requests) != 50 || w.Requests[0].Prompt != 260 {
+		t.Errorf("llmperf summary workload: %v, %s, %d requests, %+v", err, w.Kind, len(w.Requests), w.Requests[0])
+	}
 	lp := readFixture(t, "llmperf/m_550_150_individual_responses.json")[0]
 	if lp.Concurrency != 4 || lp.Duration <= 0 {
 		t.Errorf("llmperf concurrency %d, duration %g from its summary", lp.Concurrency, lp.Duration)
