@@ -20,7 +20,7 @@ func init() {
 }
 
 func runCompare(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare", "A.json B.json [more.json ...]", stderr)
+	fs := newFlags("compare", "A.json B.json [more ...] (or one benchmark tool's file)", stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
