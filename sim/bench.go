@@ -50,8 +50,8 @@ type BenchRun struct {
 	Notes  []string // what was normalised or assumed while reading
 }
 
-// Figure keys: each of ttft, tpot, itl, itl_token and e2e with _p50, _p90,
-// _p99 or _mean. itl is the gap between content chunks as the file records
+// FigureNames are the figures Figures and Summary key: each name with _p50,
+// _p90, _p99 or _mean. itl is the gap between content chunks as the file records
 // it; itl_token is that gap spread over the tokens the chunk carried (a chunk
 // of k tokens counts as k gaps of gap/k), or a request's mean gap counted
 // once per token where the file keeps only that; tpot is (e2e − ttft) /
@@ -80,19 +80,19 @@ func (b *BenchRun) Figures() map[string]float64 {
 		tok = append(tok, r.tokenGaps()...)
 	}
 	out := map[string]float64{}
-	put := func(name string, xs []float64, w []float64) {
+	put := func(name string, xs []float64) {
 		if len(xs) == 0 {
 			return
 		}
 		for _, p := range []float64{50, 90, 99} {
-			out[fmt.Sprintf("%s_p%g", name, p)] = b.quantile(xs, w, p)
+			out[fmt.Sprintf("%s_p%g", name, p)] = b.quantile(xs, p)
 		}
-		out[name+"_mean"] = weightedMean(xs, w)
+		out[name+"_mean"] = weightedMean(xs, nil)
 	}
-	put("ttft", ttft, nil)
-	put("tpot", tpot, nil)
-	put("itl", itl, nil)
-	put("e2e", e2e, nil)
+	put("ttft", ttft)
+	put("tpot", tpot)
+	put("itl", itl)
+	put("e2e", e2e)
 	if len(tok) > 0 {
 		xs, w := make([]float64, len(tok)), make([]float64, len(tok))
 		for i, t := range tok {
@@ -306,9 +306,9 @@ func (b *BenchRun) Merge(s *BenchRun) {
 	b.Notes = append(b.Notes, "figures stated by "+s.Format)
 }
 
-func (b *BenchRun) quantile(xs, w []float64, p float64) float64 {
+func (b *BenchRun) quantile(xs []float64, p float64) float64 {
 	if b.Method == "cdf" {
-		return cdfQuantile(xs, w, p)
+		return cdfQuantile(xs, nil, p)
 	}
 	return linearQuantile(xs, p)
 }
