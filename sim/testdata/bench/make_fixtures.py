@@ -53,7 +53,7 @@ def cdf_pct(values, weights, p):  # GuideLLM: np.unique merge, cumsum, searchsor
     return ws_nz[-1][0]
 
 
-def make_run(n, rate, chunky, seed):
+def make_run(n, rate, chunky, seed, out_max=40):
     """Requests with start, prompt, output, chunk sizes and chunk times."""
     r = random.Random(seed)
     t = 1764582000.0 + seed  # a Unix time, as wall-clock tools write
@@ -61,7 +61,7 @@ def make_run(n, rate, chunky, seed):
     for i in range(n):
         t += r.expovariate(rate)
         prompt = r.randint(100, 900)
-        out = r.randint(6, 40)
+        out = r.randint(6, out_max)
         ttft = 0.02 + prompt * 0.00012 + r.random() * 0.05
         sizes = [1]
         left = out - 1
@@ -236,7 +236,7 @@ write("guidellm_v02.json", {"benchmarks": [
     guide_bench(make_run(24, 5.0, True, 6), {"type_": "poisson", "rate": 5.0}, False)]})
 
 # AIPerf: profile_export.jsonl, profile_export_raw.jsonl, profile_export_aiperf.json.
-run = make_run(28, 8.0, True, 7)
+run = make_run(16, 8.0, True, 7, out_max=24)
 recs, raws = [], []
 for i, q in enumerate(run):
     st_ns = int(q["start"] * 1e9)
@@ -300,7 +300,7 @@ write("aiperf/profile_export_aiperf.json", agg)
 # GenAI-Perf profile_export.json: one token a content response, a role-only
 # first response and an empty-delta and [DONE] last, as perf_analyzer records
 # an OpenAI chat stream; timestamps in ns.
-run = make_run(26, 5.0, False, 8)
+run = make_run(14, 5.0, False, 8, out_max=24)
 reqs = []
 ttfts, itls, lats, osls = [], [], [], []
 for q in run:
