@@ -231,6 +231,20 @@ func tableHTML(caption string, head []string, rows [][]string) string {
 	return sb.String()
 }
 
+// textW estimates a label's width in SVG units at the charts' 10px font
+// (a Han character is about twice a Latin one), to lay labels out.
+func textW(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		if r >= 0x2E80 {
+			w += 10
+		} else {
+			w += 5.8
+		}
+	}
+	return w
+}
+
 func x2(v float64) string { return fmt.Sprintf("%.2f×", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
@@ -268,7 +282,11 @@ func demo1HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	for _, c := range costs {
 		top = math.Max(top, math.Max(c.Seconds, math.Max(c.ComputeTime, c.MemoryTime)))
 	}
-	const W, L, rowH = 420.0, 120.0, 30.0
+	const W, rowH = 420.0, 30.0
+	L := 0.0
+	for _, n := range names {
+		L = math.Max(L, textW(n)+10)
+	}
 	H := rowH*float64(len(costs)) + 30
 	x := func(t float64) float64 { return L + t/top*(W-L-60) }
 	var sb strings.Builder
@@ -281,8 +299,11 @@ func demo1HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 		fmt.Fprintf(&sb, `<line class="total" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x(c.Seconds), y, x(c.Seconds), y+22)
 		fmt.Fprintf(&sb, `<text x="%.1f" y="%.1f" class="lbl">%s ms</text>`, x(c.Seconds)+4, y+14, ms(c.Seconds))
 	}
-	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl k-compute">▬ %s</text><text x="%g" y="%g" class="lbl k-memory">▬ %s</text><text x="%g" y="%g" class="lbl">| %s</text>`,
-		L, H-6, html.EscapeString(u.tr("f1.compute")), L+110, H-6, html.EscapeString(u.tr("f1.memory")), L+220, H-6, html.EscapeString(u.tr("f1.total")))
+	lx := 2.0
+	for _, k := range []struct{ cls, txt string }{{"k-compute", "▬ " + u.tr("f1.compute")}, {"k-memory", "▬ " + u.tr("f1.memory")}, {"", "| " + u.tr("f1.total")}} {
+		fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl %s">%s</text>`, lx, H-6, k.cls, html.EscapeString(k.txt))
+		lx += textW(k.txt) + 14
+	}
 	sb.WriteString(`</svg>`)
 	return table, sb.String()
 }
@@ -363,8 +384,8 @@ func demo3HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	rows = append(rows, []string{html.EscapeString(u.tr("t3.advantage")), dash, dash, fmt.Sprintf("%.1f×", d.Advantage), fmt.Sprintf("%.1f×", ds.Advantage)})
 	vals["col"], vals["pre"], vals["dec"] = f1(d.Colocated), f1(d.Prefill), f1(d.Decode)
 	vals["bx"], vals["by"], vals["bpg"], vals["adv"] = strconv.Itoa(d.Best.Prefill), strconv.Itoa(d.Best.Decode), f1(d.Best.PerGPU), fmt.Sprintf("%.1f", d.Advantage)
-	vals["ttft"], vals["tpot"] = ms(d.SLO.TTFT), ms(d.SLO.TPOT)
-	table := tableHTML(u.trf("t3.caption", ms(d.SLO.TTFT), ms(d.SLO.TPOT), d.Attainment*100),
+	vals["ttft"], vals["tpot"] = play.FormatNum(d.SLO.TTFT*1e3), play.FormatNum(d.SLO.TPOT*1e3)
+	table := tableHTML(u.trf("t3.caption", vals["ttft"], vals["tpot"], d.Attainment*100),
 		[]string{u.tr("t3.config"), u.tr("t3.gpus"), termHTML(u, "goodput") + " " + u.tr("t3.unit"), u.tr("t3.pergpu"), u.tr("t3.paper")}, rows)
 	// Bars of goodput per GPU, ours; the paper's ratio as a second bar set.
 	type bar struct {
@@ -382,7 +403,11 @@ func demo3HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	for _, b := range bars {
 		top = math.Max(top, b.v)
 	}
-	const W, L, rowH = 420.0, 150.0, 20.0
+	const W, rowH = 420.0, 20.0
+	L := 0.0
+	for _, b := range bars {
+		L = math.Max(L, textW(b.name)+8)
+	}
 	H := rowH*float64(len(bars)) + 24
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(u.tr("f3.aria")))
@@ -511,13 +536,15 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		cls string
 		v   []float64
 	}{{"unch", series(lp.Unchunked)}, {"chk", series(lp.Chunked)}} {
-		var pts []string
+		// A gap is a spike from the axis at the time its token came (a line
+		// between points would draw a ramp that was never there).
+		var d strings.Builder
 		for c, g := range s.v {
 			if g > 0 {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", L+float64(c), H-B-g/top*(H-B-10)))
+				fmt.Fprintf(&d, "M%.1f %gV%.1f", L+float64(c), H-B, H-B-g/top*(H-B-10))
 			}
 		}
-		fmt.Fprintf(&sb, `<polyline class="%s" points="%s"/>`, s.cls, strings.Join(pts, " "))
+		fmt.Fprintf(&sb, `<path class="%s" d="%s"/>`, s.cls, d.String())
 	}
 	xi := L + (inj-t0)/(t1-t0)*float64(cols-1)
 	fmt.Fprintf(&sb, `<line class="cur" x1="%.1f" y1="6" x2="%.1f" y2="%g"/>`, xi, xi, H-B)

@@ -309,7 +309,7 @@ var catalogueZH = map[string]string{
 	"ch.demo2.o2":        "像共置一样涨到几百毫秒",
 	"ch.demo2.reveal":    "80 请求/秒时，只做 decode 的 GPU 的 P90 TPOT 是 {dec} 毫秒；共置时是 {col} 毫秒。单独的 decode 离它的极限还远：更大的批每一步几乎不多花时间。",
 
-	"ch.demo3.short":     "3 · goodput",
+	"ch.demo3.short":     "3 · 每卡 goodput",
 	"ch.demo3.title":     "演示 3 —— 每块 GPU 的 goodput：共置 vs 解耦",
 	"ch.demo3.question":  "把 prefill 和 decode 放到不同的 GPU 上（解耦），在同样的 SLO 下每块 GPU 的 goodput 能高多少？",
 	"ch.demo3.fixed":     "模型、GPU、负载和 90% 的 SLO 达成率；讲义的算账假设请求能完美均分、KV 传输不花时间，“模拟”那几行把这两样都算上了。",
