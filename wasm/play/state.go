@@ -48,6 +48,8 @@ var Params = []Param{
 	{"rate", "Arrival rate", 0.1, 200, 0.1, 20, "req/s"},
 	{"n", "Requests", 1, 20000, 1, 1500, ""},
 	{"seed", "Seed", 0, 1e9, 1, 1, ""},
+	{"batch", "Decode batch (demo 1)", 1, 512, 1, 32, ""},
+	{"ctx", "Context per sequence (demo 1)", 1, 32768, 1, 700, "tokens"},
 	{"budget", "Chunk budget", 16, 16384, 16, 2048, "tokens/step"},
 	{"bdec", "Budget counts decode tokens", 0, 1, 1, 1, ""},
 	{"streams", "Short streams", 1, 256, 1, 16, ""},
@@ -177,6 +179,10 @@ func (s *State) Set(key, value string) string {
 	return s.set(key, v)
 }
 
+// pageKeys are URL keys of the page, not of the simulation (language,
+// chapter, embed mode): ParseQuery leaves them to the page.
+var pageKeys = map[string]bool{"lang": true, "chapter": true, "embed": true}
+
 // ParseQuery builds a state from a URL query: a preset first (if named),
 // then every other key on top. It returns the notes about clamped or
 // ignored values.
@@ -197,7 +203,7 @@ func ParseQuery(q string) (State, []string) {
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if k != "preset" {
+		if k != "preset" && !pageKeys[k] {
 			keys = append(keys, k)
 		}
 	}
