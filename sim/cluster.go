@@ -142,6 +142,27 @@ type instance struct {
 	out    Outcome // the engine's own run, as Run would record it
 	trace  bool
 	onIter func(*Iteration)
+	// onRun is onIter for a run of decode steps taken at once (Engine.decodeRun):
+	// every sequence of batch got a token at each of ends.
+	onRun func(batch []*Seq, ends []float64, maxGap float64)
+}
+
+// decodeRun records a run of decode steps taken at once as step records each.
+func (in *instance) decodeRun(batch []*Seq, durs, ends []float64, maxGap float64) {
+	n := len(batch)
+	for j, d := range durs {
+		in.run.Busy += d
+		in.events = append(in.events, event{end: ends[j], tokens: n})
+	}
+	for _, s := range batch {
+		if s.generated >= s.Req.Output {
+			in.events[len(in.events)-1].requests++ // only the last step finishes any
+		}
+	}
+	if in.onRun != nil {
+		in.onRun(batch, ends, maxGap)
+	}
+	in.out.Steps += len(ends)
 }
 
 // advance runs every iteration that starts before t. An iteration cannot
@@ -149,14 +170,18 @@ type instance struct {
 // exactly as it did at t (the iteration in flight at t counts as not done).
 func (in *instance) advance(t float64) {
 	for in.e.Busy() && in.e.Now() < t {
-		if !in.step() {
+		if !in.step(t) {
 			return
 		}
 	}
 }
 
-// step runs one iteration and reports false when the engine cannot go on.
-func (in *instance) step() bool {
+// step runs one iteration, or a run of decode steps that start before
+// until, and reports false when the engine cannot go on.
+func (in *instance) step(until float64) bool {
+	if !in.trace && in.e.decodeRun(until) > 0 {
+		return true
+	}
 	it, ok := in.e.Step()
 	if !ok {
 		return false
@@ -218,7 +243,7 @@ func dispatch(ins []*instance, router Router, order []int, at func(int) float64,
 		}
 	}
 	for _, in := range ins {
-		for in.step() {
+		for in.step(math.Inf(1)) {
 		}
 	}
 }
@@ -256,6 +281,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 				return nil, err
 			}
 			ins[k] = &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace}
+			e.runHook = ins[k].decodeRun
 		}
 		return ins, nil
 	}
@@ -336,8 +362,22 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 			}
 		}
 	}
+	// A run of decode steps taken at once, as onIter would see its steps.
+	onRun := func(batch []*Seq, ends []float64, maxGap float64) {
+		first, last := ends[0], ends[len(ends)-1]
+		for _, s := range batch {
+			r := &res[s.Req.ID]
+			r.MaxITL = math.Max(r.MaxITL, first-r.Finish)
+			r.MaxITL = math.Max(r.MaxITL, maxGap)
+			r.Finish = last
+			r.Generated += len(ends)
+			if c.RecordTokens {
+				r.TokenTimes = append(r.TokenTimes, ends...)
+			}
+		}
+	}
 	for _, in := range dec {
-		in.onIter = onIter
+		in.onIter, in.onRun = onIter, onRun
 	}
 	kvArrive := func(i int) float64 { return out.Placements[i].KVArrive }
 	byTime(order, kvArrive)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -58,6 +59,8 @@ type Outcome struct {
 	Steps      int         `json:"steps"`
 	End        float64     `json:"end"`       // simulated seconds at the last iteration's end
 	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
+	// Gaps counts every inter-token gap by value, with Config.CountGaps (see Summary).
+	Gaps []GapCount `json:"gaps,omitempty"`
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
@@ -79,6 +82,9 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 // finish takes the results from the engine and points each traced iteration at its items.
 func (o *Outcome) finish(e *Engine) {
 	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	if e.cfg.CountGaps {
+		o.Gaps = append([]GapCount{}, e.gaps...)
+	}
 	at := 0
 	for i, n := range o.counts {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]
@@ -106,6 +112,9 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		out.items = make([]Item, 0, n)
 	}
 	for {
+		if !cfg.Trace {
+			out.Steps += e.decodeRun(math.Inf(1))
+		}
 		it, ok := e.Step()
 		if !ok {
 			break
