@@ -24,6 +24,16 @@ func (e *Engine) decodesAll(n int) bool {
 	return false
 }
 
+// shippedPolicy reports whether the policy is one of this package's, whose
+// plans the fast paths know.
+func (e *Engine) shippedPolicy() bool {
+	switch e.cfg.Policy.(type) {
+	case PrefillFirst, Chunked, DecodeOnlyPolicy, PrefillOnlyPolicy:
+		return true
+	}
+	return false
+}
+
 // decodeRun advances at once the steps ahead that decode every running
 // sequence and nothing else: none arrives before a step starts (nor is one
 // started at or after until), none waits, only the last step may finish

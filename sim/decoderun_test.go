@@ -31,6 +31,17 @@ func plainRun(t testing.TB, cfg Config, reqs []Request) *Outcome {
 	return out
 }
 
+// unknownPolicy hides a shipped policy's type, so the engine treats it as
+// any other policy: no fast path, no shortcut of the queue walk.
+type unknownPolicy struct{ Policy }
+
+func (p unknownPolicy) Role() Role {
+	if r, ok := p.Policy.(Roled); ok {
+		return r.Role()
+	}
+	return Colocated
+}
+
 // mergedGaps is a gap multiset in one canonical form: by value, each value once.
 func mergedGaps(gs []GapCount) []GapCount {
 	gs = slices.Clone(gs)
@@ -104,7 +115,8 @@ func fastPathCases(t testing.TB) []struct {
 }
 
 // TestFastPathIsPlainPath runs every case through Run (which advances runs
-// of decode steps at once) and through Step alone: results, step counts,
+// of decode steps at once), through Step alone, and with the policy hidden
+// behind an unknown type (the plain path throughout): results, step counts,
 // end times, token times and gap counts must be identical, bit for bit.
 func TestFastPathIsPlainPath(t *testing.T) {
 	for _, c := range fastPathCases(t) {
@@ -116,6 +128,14 @@ func TestFastPathIsPlainPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain := plainRun(t, cfg, c.reqs)
+			cfg.Policy = unknownPolicy{cfg.Policy}
+			unknown, err := Run(cfg, c.reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(unknown.Results, plain.Results) || unknown.Steps != plain.Steps || unknown.End != plain.End {
+				t.Fatalf("%s (tokens %v): a shipped policy runs differently from the same policy unknown", c.name, rec)
+			}
 			if !reflect.DeepEqual(fast.Results, plain.Results) || fast.Steps != plain.Steps || fast.End != plain.End || fast.Truncated != plain.Truncated {
 				t.Fatalf("%s (tokens %v): fast path differs: %d steps, end %v; plain %d steps, end %v", c.name, rec, fast.Steps, fast.End, plain.Steps, plain.End)
 			}

@@ -469,13 +469,14 @@ func (e *Engine) execute() *Iteration {
 			it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
 		}
 	}
-	promoted := false
+	promoted, prefilled := false, 0
 	for _, c := range e.plan.Chunks {
 		s := c.Seq
 		s.prefilled += c.Tokens
 		s.kv += c.Tokens
 		item := Item{ID: s.Req.ID, Tokens: c.Tokens, Prefill: true}
 		if s.prefilled == s.need {
+			prefilled++
 			item.Emit = true
 			item.Done = e.emit(s, end) || e.role == PrefillOnly
 			if item.Done {
@@ -489,7 +490,7 @@ func (e *Engine) execute() *Iteration {
 		it.Items = append(it.Items, item)
 	}
 	if finished || promoted {
-		e.compact()
+		e.compactWaiting(prefilled)
 	}
 	return it
 }
@@ -544,12 +545,41 @@ func (e *Engine) compact() {
 		k++
 	}
 	e.running = e.running[:k]
-	k = 0
-	for j, s := range e.waiting {
+	e.waiting = e.promote(e.waiting)
+}
+
+// compactWaiting is compact when only the step's n prefilled sequences can
+// have left the queue. The shipped policies take their chunks from its
+// head, so that is a reslice rather than a walk of a queue that can be
+// thousands long when it overflows.
+func (e *Engine) compactWaiting(n int) {
+	if e.role == DecodeOnly || !e.shippedPolicy() {
+		e.compact() // a decode instance's queue holds whole KV caches; other policies may prefill anywhere
+		return
+	}
+	w := e.waiting
+	e.waiting = nil
+	e.compact() // the running side
+	i := 0
+	for i < len(w) && i < n && w[i].prefilled >= w[i].need {
+		i++
+	}
+	e.promote(w[:i])
+	e.waiting = w[i:]
+	if i < n {
+		e.waiting = e.promote(e.waiting) // one further back: walk the queue
+	}
+}
+
+// promote moves the completed prefills of list to running, in order, drops
+// those finished, and returns the rest, in order, in list's array.
+func (e *Engine) promote(list []*Seq) []*Seq {
+	k := 0
+	for j, s := range list {
 		switch {
 		case s.prefilled < s.need:
 			if k != j {
-				e.waiting[k] = s
+				list[k] = s
 			}
 			k++
 		case !s.done:
@@ -557,5 +587,5 @@ func (e *Engine) compact() {
 			e.runKV += s.kv
 		}
 	}
-	e.waiting = e.waiting[:k]
+	return list[:k]
 }
