@@ -460,16 +460,16 @@ func (e *Engine) execute() *Iteration {
 	e.now += cost.Seconds
 	end := e.now
 
-	finished := false
+	decodeDone := false
 	for _, s := range decodes {
 		s.kv++
 		done := e.emit(s, end)
-		finished = finished || done
+		decodeDone = decodeDone || done
 		if !e.noItems {
 			it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
 		}
 	}
-	promoted, prefilled := false, 0
+	prefilled := 0 // chunks that completed their prefill: promoted, or done at the first token
 	for _, c := range e.plan.Chunks {
 		s := c.Seq
 		s.prefilled += c.Tokens
@@ -482,15 +482,12 @@ func (e *Engine) execute() *Iteration {
 			if item.Done {
 				s.done, s.finish = true, end
 				e.release(s)
-			} else {
-				promoted = true
 			}
 		}
-		finished = finished || item.Done
 		it.Items = append(it.Items, item)
 	}
-	if finished || promoted {
-		e.compactWaiting(prefilled)
+	if decodeDone || prefilled > 0 {
+		e.compactAfter(decodeDone, prefilled)
 	}
 	return it
 }
@@ -517,11 +514,17 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 }
 
 // compact drops finished sequences from running and moves completed
-// prefills from waiting to running, keeping both orders. It writes a
-// pointer only where one moves: finishers are usually the oldest, at the
-// front, and dropping those is a reslice. (Pointer writes are what the
-// garbage collector taxes.)
+// prefills from waiting to running, keeping both orders.
 func (e *Engine) compact() {
+	e.dropFinished()
+	e.waiting = e.promote(e.waiting)
+}
+
+// dropFinished drops finished sequences from running, keeping its order. It
+// writes a pointer only where one moves: finishers are usually the oldest,
+// at the front, and dropping those is a reslice. (Pointer writes are what
+// the garbage collector taxes.)
+func (e *Engine) dropFinished() {
 	finished := func(s *Seq) bool {
 		if s.generated < s.Req.Output {
 			return false
@@ -545,21 +548,22 @@ func (e *Engine) compact() {
 		k++
 	}
 	e.running = e.running[:k]
-	e.waiting = e.promote(e.waiting)
 }
 
-// compactWaiting is compact when only the step's n prefilled sequences can
-// have left the queue. The shipped policies take their chunks from its
-// head, so that is a reslice rather than a walk of a queue that can be
-// thousands long when it overflows.
-func (e *Engine) compactWaiting(n int) {
+// compactAfter is compact after a step in which decodes finished (if
+// decodeDone) and n chunks completed their prefill. Only those can have to
+// move. The shipped policies take their chunks from the head of the queue,
+// so that is a reslice rather than a walk of a queue that can be thousands
+// long when it overflows.
+func (e *Engine) compactAfter(decodeDone bool, n int) {
 	if e.role == DecodeOnly || !e.shippedPolicy() {
 		e.compact() // a decode instance's queue holds whole KV caches; other policies may prefill anywhere
 		return
 	}
+	if decodeDone {
+		e.dropFinished()
+	}
 	w := e.waiting
-	e.waiting = nil
-	e.compact() // the running side
 	i := 0
 	for i < len(w) && i < n && w[i].prefilled >= w[i].need {
 		i++
