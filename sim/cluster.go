@@ -142,26 +142,19 @@ type instance struct {
 	out    Outcome // the engine's own run, as Run would record it
 	trace  bool
 	onIter func(*Iteration)
-	// onRun is onIter for a run of decode steps taken at once (Engine.decodeRun):
-	// every sequence of batch got a token at each of ends.
-	onRun func(batch []*Seq, ends []float64, maxGap float64)
+	// fast: the run keeps no trace and no token times, so the engine builds
+	// no items, advances runs of decode steps at once and settles its batch
+	// lazily; the decode side's results are read from the engine at the end.
+	fast bool
 }
 
 // decodeRun records a run of decode steps taken at once as step records each.
-func (in *instance) decodeRun(batch []*Seq, durs, ends []float64, maxGap float64) {
-	n := len(batch)
+func (in *instance) decodeRun(n int, durs, ends []float64, done int) {
 	for j, d := range durs {
 		in.run.Busy += d
 		in.events = append(in.events, event{end: ends[j], tokens: n})
 	}
-	for _, s := range batch {
-		if s.generated >= s.Req.Output {
-			in.events[len(in.events)-1].requests++ // only the last step finishes any
-		}
-	}
-	if in.onRun != nil {
-		in.onRun(batch, ends, maxGap)
-	}
+	in.events[len(in.events)-1].requests = done // only the last step finishes any
 	in.out.Steps += len(ends)
 }
 
@@ -179,7 +172,7 @@ func (in *instance) advance(t float64) {
 // step runs one iteration, or a run of decode steps that start before
 // until, and reports false when the engine cannot go on.
 func (in *instance) step(until float64) bool {
-	if !in.trace && in.e.decodeRun(until) > 0 {
+	if in.fast && in.e.decodeRun(until) > 0 {
 		return true
 	}
 	it, ok := in.e.Step()
@@ -187,14 +180,7 @@ func (in *instance) step(until float64) bool {
 		return false
 	}
 	in.run.Busy += it.Duration
-	ev := event{end: it.End()}
-	for _, x := range it.Items {
-		ev.tokens += x.Tokens
-		if x.Done {
-			ev.requests++
-		}
-	}
-	in.events = append(in.events, ev)
+	in.events = append(in.events, event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
 	if in.onIter != nil {
 		in.onIter(it)
 	}
@@ -280,8 +266,13 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 			if err != nil {
 				return nil, err
 			}
-			ins[k] = &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace}
-			e.runHook = ins[k].decodeRun
+			in := &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace, fast: !c.Trace && !c.RecordTokens}
+			if in.fast {
+				e.noItems = true
+				e.allowLazy()
+				e.runHook = in.decodeRun
+			}
+			ins[k] = in
 		}
 		return ins, nil
 	}
@@ -362,22 +353,10 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 			}
 		}
 	}
-	// A run of decode steps taken at once, as onIter would see its steps.
-	onRun := func(batch []*Seq, ends []float64, maxGap float64) {
-		first, last := ends[0], ends[len(ends)-1]
-		for _, s := range batch {
-			r := &res[s.Req.ID]
-			r.MaxITL = math.Max(r.MaxITL, first-r.Finish)
-			r.MaxITL = math.Max(r.MaxITL, maxGap)
-			r.Finish = last
-			r.Generated += len(ends)
-			if c.RecordTokens {
-				r.TokenTimes = append(r.TokenTimes, ends...)
-			}
-		}
-	}
 	for _, in := range dec {
-		in.onIter, in.onRun = onIter, onRun
+		if !in.fast {
+			in.onIter = onIter
+		}
 	}
 	kvArrive := func(i int) float64 { return out.Placements[i].KVArrive }
 	byTime(order, kvArrive)
@@ -391,6 +370,14 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		in.out.finish(in.e)
 		for j, dr := range in.out.Results {
 			r := &res[in.subs[j]]
+			if s := in.e.all[j]; in.fast && s.here != 0 {
+				// What onIter would have summed token by token: the first gap
+				// from the prefill instance's token (the engine measures its
+				// own from the KV's arrival, a smaller gap), then the engine's.
+				r.MaxITL = math.Max(math.Max(r.MaxITL, s.here-r.Finish), s.maxITL)
+				r.Finish = s.last
+				r.Generated += s.generated - 1 // the engine counts the first token too
+			}
 			r.Done = dr.Done
 			r.Preemptions += dr.Preemptions
 			if dr.Rejected != "" {

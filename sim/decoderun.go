@@ -51,16 +51,23 @@ func (e *Engine) decodeRun(until float64) int {
 		next = min(next, e.pending[0].Req.Arrival)
 	}
 	kmax := min(e.cfg.Limits.MaxIterations-e.iters, maxDecodeRun)
-	for _, s := range e.running {
-		kmax = min(kmax, s.Req.Output-s.generated) // the first to finish ends the run
+	if e.lz.ok && !e.lz.on {
+		e.lazyEnter()
 	}
 	l := e.cfg.Limits
 	kvPreempt := l.KVBlocks > 0 && l.Preempt
-	if kvPreempt {
-		// A sequence holds blocks for its whole context, so k more tokens
-		// need at most ceil(k/BlockSize) more blocks each: with that much
-		// free for all n, makeDecodeRoom would never preempt.
-		kmax = min(kmax, l.BlockSize*(e.freeKV/n))
+	if e.lz.on {
+		kmax = min(kmax, e.lz.nextDue()-e.lz.n+1) // up to the step that finishes the first
+	} else {
+		for _, s := range e.running {
+			kmax = min(kmax, s.Req.Output-s.generated) // the first to finish ends the run
+		}
+		if kvPreempt {
+			// A sequence holds blocks for its whole context, so k more tokens
+			// need at most ceil(k/BlockSize) more blocks each: with that much
+			// free for all n, makeDecodeRoom would never preempt.
+			kmax = min(kmax, l.BlockSize*(e.freeKV/n))
+		}
 	}
 	if kmax < 2 || !(e.now < next) {
 		return 0 // one step: Step is as quick
@@ -70,14 +77,18 @@ func (e *Engine) decodeRun(until float64) int {
 	nf := float64(n)
 	durs, ends := e.durs[:0], e.ends[:0]
 	maxGap := 0.0 // the largest gap between two of these steps' ends
-	for len(ends) < kmax && e.now < next {
+	done := 0
+	for len(ends) < kmax && e.now < next && done == 0 {
 		kv := float64(e.runKV)
 		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf})
 		e.runKV += n
 		e.iters++
 		prev := e.now
 		e.now += cost.Seconds
-		if len(ends) > 0 {
+		switch {
+		case e.lz.on:
+			done = e.lazyDecode(n, e.now)
+		case len(ends) > 0:
 			gap := e.now - prev // as emit measures it: this end minus the last token's time
 			if gap > maxGap {
 				maxGap = gap
@@ -91,10 +102,26 @@ func (e *Engine) decodeRun(until float64) int {
 	}
 	e.durs, e.ends = durs, ends
 	k := len(ends)
+	if !e.lz.on {
+		done = e.applyRun(ends, maxGap, kvPreempt)
+	}
+	e.done = done
+	if e.runHook != nil {
+		e.runHook(n, durs, ends, done)
+	}
+	if done > 0 {
+		e.dropFinished(done) // nothing waits: only the finishers move
+	}
+	return k
+}
 
-	// Each sequence's k tokens, as k calls of emit would leave it.
+// applyRun gives each running sequence the tokens of a run of decode steps
+// ending at ends, as len(ends) calls of emit would, and returns how many
+// it finishes (only the last step can).
+func (e *Engine) applyRun(ends []float64, maxGap float64, kvPreempt bool) int {
+	k := len(ends)
 	first, last := ends[0], ends[k-1]
-	finished := false
+	done := 0
 	for _, s := range e.running {
 		gap := first - s.last // its own first gap (a running sequence has a token)
 		if gap > s.maxITL {
@@ -105,6 +132,9 @@ func (e *Engine) decodeRun(until float64) int {
 		}
 		if e.cfg.CountGaps && (s.generated > 1 || e.role != DecodeOnly) {
 			e.countGap(gap, 1) // as emit counts it
+		}
+		if s.here == 0 {
+			s.here = first
 		}
 		s.kv += k
 		s.generated += k
@@ -118,15 +148,11 @@ func (e *Engine) decodeRun(until float64) int {
 				s.blocks = want
 			}
 		}
-		finished = finished || s.generated >= s.Req.Output
+		if s.generated >= s.Req.Output {
+			done++
+		}
 	}
-	if e.runHook != nil {
-		e.runHook(e.running, durs, ends, maxGap)
-	}
-	if finished {
-		e.compact()
-	}
-	return k
+	return done
 }
 
 // countGap adds c gaps of one value to the counts, merging a repeat of the last value.

@@ -162,16 +162,23 @@ func TestFastPathIsUsed(t *testing.T) {
 	for _, r := range reqs {
 		_ = e.Submit(r)
 	}
-	fast, plain := 0, 0
+	e.allowLazy()
+	fast, plain, lazy := 0, 0, 0
 	for {
 		fast += e.decodeRun(math.Inf(1))
 		if _, ok := e.Step(); !ok {
 			break
 		}
 		plain++
+		if e.lz.on {
+			lazy++
+		}
 	}
 	if fast < 4*plain {
 		t.Errorf("%d steps in runs, %d one by one: the fast path is barely used", fast, plain)
+	}
+	if lazy < plain*9/10 {
+		t.Errorf("lazy in %d of %d steps one by one", lazy, plain)
 	}
 }
 
@@ -226,24 +233,26 @@ func TestClusterFastPathIsPlainPath(t *testing.T) {
 		{Prefill: 2, Decode: 2, LinkBW: math.Inf(1)},
 	} {
 		for _, rate := range []float64{4, 30, 200} {
-			reqs, _ := PoissonLengths(400, rate, Uniform(1, 900), LogNormal(4, 1, 1, 300), uint64(rate))
-			c.Step, c.RecordTokens = step, true
-			fast, err := RunDisaggregated(c, reqs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Trace = true
-			plain, err := RunDisaggregated(c, reqs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Trace = false
-			for i := range plain.Instances {
-				plain.Instances[i].Iterations = nil
-			}
-			if !reflect.DeepEqual(fast.Results, plain.Results) || !reflect.DeepEqual(fast.Placements, plain.Placements) ||
-				!reflect.DeepEqual(fast.Instances, plain.Instances) || fast.Steps != plain.Steps || fast.End != plain.End {
-				t.Fatalf("%s at %g req/s: the fast path differs (%d vs %d steps)", c, rate, fast.Steps, plain.Steps)
+			for _, rec := range []bool{false, true} {
+				reqs, _ := PoissonLengths(400, rate, Uniform(1, 900), LogNormal(4, 1, 1, 300), uint64(rate))
+				c.Step, c.RecordTokens = step, rec
+				fast, err := RunDisaggregated(c, reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Trace = true
+				plain, err := RunDisaggregated(c, reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Trace = false
+				for i := range plain.Instances {
+					plain.Instances[i].Iterations = nil
+				}
+				if !reflect.DeepEqual(fast.Results, plain.Results) || !reflect.DeepEqual(fast.Placements, plain.Placements) ||
+					!reflect.DeepEqual(fast.Instances, plain.Instances) || fast.Steps != plain.Steps || fast.End != plain.End {
+					t.Fatalf("%s at %g req/s (tokens %v): the fast path differs (%d vs %d steps)", c, rate, rec, fast.Steps, plain.Steps)
+				}
 			}
 		}
 	}

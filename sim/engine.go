@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -25,6 +26,8 @@ type Seq struct {
 	preempted int
 	rejected  string
 	times     []float64
+	here      float64 // time of the first token this engine emitted for it (0: none yet)
+	from, due int     // lazy mode: the decode step it is settled up to, and the one it finishes at
 }
 
 // Remaining is the prefill tokens still to process before the next token.
@@ -112,7 +115,23 @@ type Engine struct {
 	durs, ends []float64
 	// runHook, when set, sees every decodeRun before finished sequences leave
 	// the batch (the cluster's decode instances keep their results with it).
-	runHook func(batch []*Seq, durs, ends []float64, maxGap float64)
+	runHook func(n int, durs, ends []float64, done int)
+	lz      lazyState
+	done    int // sequences the last step finished
+	expect  int // requests a whole-run driver will submit (reserve)
+}
+
+// reserve sizes the engine's lists for n requests, so that a whole run
+// allocates each once. Every request enters pending, waiting and running at
+// most once but for preemptions, and leaves them from the front (a
+// reslice), so n slots last the run.
+func (e *Engine) reserve(n int) {
+	n = min(n, MaxRequests)
+	e.expect = min(n, 1<<14)
+	e.all = slices.Grow(e.all, n)
+	e.pending = slices.Grow(e.pending, n)
+	e.waiting = slices.Grow(e.waiting, n)
+	e.running = slices.Grow(e.running, n)
 }
 
 // NewEngine checks the configuration and returns an idle engine at time 0.
@@ -189,7 +208,7 @@ func (e *Engine) Submit(r Request) error {
 		r.Arrival = e.now
 	}
 	if len(e.slab) == cap(e.slab) {
-		e.slab = make([]Seq, 0, 256)
+		e.slab = make([]Seq, 0, max(256, e.expect))
 	}
 	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
@@ -312,9 +331,17 @@ func (e *Engine) arrive() {
 			s := e.waiting[k]
 			s.kv, s.prefilled = s.need, s.need
 			e.runKV += s.kv
-			e.running = append(e.running, s)
+			e.join(s)
 		}
 		e.waiting = e.waiting[k:]
+	}
+}
+
+// join adds s to the running batch.
+func (e *Engine) join(s *Seq) {
+	e.running = append(e.running, s)
+	if e.lz.on {
+		e.lazyJoin(s)
 	}
 }
 
@@ -399,6 +426,15 @@ func (e *Engine) Step() (*Iteration, bool) {
 		e.cfg.Policy.Plan(&e.queue, &e.plan)
 		e.plan.Decodes = max(0, min(e.plan.Decodes, len(e.running)))
 		if e.plan.Decodes+len(e.plan.Chunks) > 0 {
+			if e.lz.ok {
+				// Lazy mode holds while each step decodes all or none of the batch.
+				whole := e.plan.Decodes == len(e.running) || e.plan.Decodes == 0
+				if e.lz.on && !whole {
+					e.lazyLeave()
+				} else if !e.lz.on && whole {
+					e.lazyEnter()
+				}
+			}
 			break
 		}
 		// Nothing could be scheduled and nothing runs. Partly prefilled
@@ -460,15 +496,22 @@ func (e *Engine) execute() *Iteration {
 	e.now += cost.Seconds
 	end := e.now
 
-	decodeDone := false
-	for _, s := range decodes {
-		s.kv++
-		done := e.emit(s, end)
-		decodeDone = decodeDone || done
-		if !e.noItems {
-			it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+	e.done = 0
+	if e.lz.on && len(decodes) > 0 {
+		e.done = e.lazyDecode(len(decodes), end) // the whole batch: nobody is touched but who finishes
+	} else {
+		for _, s := range decodes {
+			s.kv++
+			done := e.emit(s, end)
+			if done {
+				e.done++
+			}
+			if !e.noItems {
+				it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+			}
 		}
 	}
+	decodesDone := e.done
 	prefilled := 0 // chunks that completed their prefill: promoted, or done at the first token
 	for _, c := range e.plan.Chunks {
 		s := c.Seq
@@ -482,12 +525,13 @@ func (e *Engine) execute() *Iteration {
 			if item.Done {
 				s.done, s.finish = true, end
 				e.release(s)
+				e.done++
 			}
 		}
 		it.Items = append(it.Items, item)
 	}
-	if decodeDone || prefilled > 0 {
-		e.compactAfter(decodeDone, prefilled)
+	if decodesDone > 0 || prefilled > 0 {
+		e.compactAfter(decodesDone, prefilled)
 	}
 	return it
 }
@@ -505,6 +549,9 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 	} else {
 		s.first = t
 	}
+	if s.here == 0 {
+		s.here = t
+	}
 	s.generated++
 	s.last = t
 	if e.cfg.RecordTokens {
@@ -516,7 +563,7 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 // compact drops finished sequences from running and moves completed
 // prefills from waiting to running, keeping both orders.
 func (e *Engine) compact() {
-	e.dropFinished()
+	e.dropFinished(-1)
 	e.waiting = e.promote(e.waiting)
 }
 
@@ -524,7 +571,10 @@ func (e *Engine) compact() {
 // writes a pointer only where one moves: finishers are usually the oldest,
 // at the front, and dropping those is a reslice. (Pointer writes are what
 // the garbage collector taxes.)
-func (e *Engine) dropFinished() {
+//
+// n is how many finished, when the caller knows (else -1): the walk stops
+// at the last of them.
+func (e *Engine) dropFinished(n int) {
 	finished := func(s *Seq) bool {
 		if s.generated < s.Req.Output {
 			return false
@@ -534,12 +584,17 @@ func (e *Engine) dropFinished() {
 		e.release(s)
 		return true
 	}
-	for len(e.running) > 0 && finished(e.running[0]) {
+	for n != 0 && len(e.running) > 0 && finished(e.running[0]) {
 		e.running = e.running[1:]
+		n--
+	}
+	if n == 0 {
+		return
 	}
 	k := 0
 	for j, s := range e.running {
-		if finished(s) {
+		if n != 0 && finished(s) {
+			n--
 			continue
 		}
 		if k != j {
@@ -550,18 +605,17 @@ func (e *Engine) dropFinished() {
 	e.running = e.running[:k]
 }
 
-// compactAfter is compact after a step in which decodes finished (if
-// decodeDone) and n chunks completed their prefill. Only those can have to
-// move. The shipped policies take their chunks from the head of the queue,
+// compactAfter is compact after a step in which decodes decodes finished
+// and n chunks completed their prefill. Only those can have to move. The shipped policies take their chunks from the head of the queue,
 // so that is a reslice rather than a walk of a queue that can be thousands
 // long when it overflows.
-func (e *Engine) compactAfter(decodeDone bool, n int) {
+func (e *Engine) compactAfter(decodes, n int) {
 	if e.role == DecodeOnly || !e.shippedPolicy() {
 		e.compact() // a decode instance's queue holds whole KV caches; other policies may prefill anywhere
 		return
 	}
-	if decodeDone {
-		e.dropFinished()
+	if decodes > 0 {
+		e.dropFinished(decodes)
 	}
 	w := e.waiting
 	i := 0
@@ -587,8 +641,8 @@ func (e *Engine) promote(list []*Seq) []*Seq {
 			}
 			k++
 		case !s.done:
-			e.running = append(e.running, s)
 			e.runKV += s.kv
+			e.join(s)
 		}
 	}
 	return list[:k]

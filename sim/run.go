@@ -43,6 +43,9 @@ func (r *Result) TPOT() float64 {
 
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
+	for _, s := range e.running {
+		e.settle(s) // lazy mode: bring the batch up to date
+	}
 	out := make([]Result, len(e.all))
 	for i, s := range e.all {
 		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
@@ -100,6 +103,8 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		return nil, err
 	}
 	e.noItems = !cfg.Trace
+	e.allowLazy()
+	e.reserve(len(reqs))
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}
