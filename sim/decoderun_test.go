@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -253,6 +254,32 @@ func TestClusterFastPathIsPlainPath(t *testing.T) {
 					!reflect.DeepEqual(fast.Instances, plain.Instances) || fast.Steps != plain.Steps || fast.End != plain.End {
 					t.Fatalf("%s at %g req/s (tokens %v): the fast path differs (%d vs %d steps)", c, rate, rec, fast.Steps, plain.Steps)
 				}
+			}
+		}
+	}
+}
+
+func TestSortFloatsIsSortFloat64s(t *testing.T) {
+	for _, n := range []int{63, 64, 1024, 5000, 70000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch (i / 7) % 11 { // stretches of one value, as a run's gaps come
+			case 0:
+				xs[i] = math.NaN()
+			case 1:
+				xs[i] = -float64(i%97) / 3
+			case 2:
+				xs[i] = math.Inf(1 - 2*(i%2))
+			default:
+				xs[i] = float64((i*7919)%1013) * 1e-3
+			}
+		}
+		want := slices.Clone(xs)
+		sort.Float64s(want)
+		sortFloats(xs)
+		for i := range xs {
+			if !(xs[i] == want[i] || (xs[i] != xs[i] && want[i] != want[i])) {
+				t.Fatalf("n=%d: at %d %v, sort.Float64s has %v", n, i, xs[i], want[i])
 			}
 		}
 	}
