@@ -284,3 +284,30 @@ func TestSortFloatsIsSortFloat64s(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeOnlyKeepsItsLimits: arrivals a decode instance cannot admit yet
+// wait; they used to be swept into the batch with the next finisher.
+func TestDecodeOnlyKeepsItsLimits(t *testing.T) {
+	step := lectureStep(t)
+	reqs, _ := Poisson(50, 1000, 512, 64, 0)
+	for _, lim := range []Limits{{MaxSeqs: 4}, {KVBlocks: 200}, {KVBlocks: 200, Preempt: true}} {
+		e, _ := NewEngine(Config{Step: step, Policy: DecodeOnlyPolicy{}, Limits: lim})
+		for _, r := range reqs {
+			_ = e.Submit(r)
+		}
+		for {
+			if _, ok := e.Step(); !ok {
+				break
+			}
+			if _, r := e.Queued(); lim.MaxSeqs > 0 && r > lim.MaxSeqs {
+				t.Fatalf("%+v: %d sequences running", lim, r)
+			}
+			if e.freeKV < 0 {
+				t.Fatalf("%+v: KV cache overcommitted by %d blocks", lim, -e.freeKV)
+			}
+		}
+		if c := Count(e.Results()); c.Completed != len(reqs) {
+			t.Errorf("%+v: %v", lim, c)
+		}
+	}
+}

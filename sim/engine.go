@@ -316,7 +316,9 @@ func (e *Engine) arrive() {
 	for n < len(e.pending) && e.pending[n].Req.Arrival <= e.now {
 		s := e.pending[n]
 		if e.role == DecodeOnly { // its KV was built elsewhere; the first token is out
-			s.prefilled, s.need = s.Req.Prompt, s.Req.Prompt
+			// (prefilled stays 0 until it is admitted below: a sequence in
+			// waiting with its prefill done would be taken for one ready to run)
+			s.need = s.Req.Prompt
 			s.generated, s.first, s.last = 1, s.Req.Arrival, s.Req.Arrival
 		}
 		e.waiting = append(e.waiting, s)
