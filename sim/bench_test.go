@@ -120,3 +120,18 @@ func BenchmarkSweep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDistServePreset is the page's distserve-2p1d preset as it
+// re-simulates it: 1500 requests at 30 req/s on 2 prefill + 1 decode GPUs,
+// traced, every token's time kept.
+func BenchmarkDistServePreset(b *testing.B) {
+	step := lectureStep(b)
+	reqs, _ := Poisson(1500, 30, 512, 64, 1)
+	c := Cluster{Step: step, Prefill: 2, Decode: 1, Trace: true, RecordTokens: true, Limits: Limits{MaxIterations: 150_000}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := RunDisaggregated(c, reqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -259,7 +259,9 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
 	}
 
-	newPhase := func(role string, count int, p Policy) ([]*instance, error) {
+	// newPhase makes count instances; items is about how many trace items
+	// and steps the phase will record (so the trace is not copied as it grows).
+	newPhase := func(role string, count int, p Policy, items, steps int) ([]*instance, error) {
 		ins := make([]*instance, count)
 		for k := range ins {
 			e, err := NewEngine(Config{Step: step, Policy: p, Limits: c.Limits})
@@ -272,6 +274,12 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 				e.allowLazy()
 				e.runHook = in.decodeRun
 			}
+			e.reserve(n/count + 16)
+			if c.Trace {
+				in.out.items = make([]Item, 0, min(items/count+64, MaxRequests))
+				in.out.Iterations = make([]Iteration, 0, min(steps/count+64, MaxRequests))
+				in.out.counts = make([]int, 0, cap(in.out.Iterations))
+			}
 			ins[k] = in
 		}
 		return ins, nil
@@ -283,7 +291,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	}
 
 	// Prefill side.
-	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok})
+	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok}, n, n)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +338,12 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	}
 
 	// Decode side: arrivals are KV arrivals.
-	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{})
+	// A decode step carries every sequence there: a few per step at the least.
+	decodeTokens := 0
+	for _, r := range reqs {
+		decodeTokens += min(r.Output, MaxTokens) - 1
+	}
+	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{}, decodeTokens, decodeTokens/8)
 	if err != nil {
 		return nil, err
 	}
