@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -42,6 +43,9 @@ func (r *Result) TPOT() float64 {
 
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
+	for _, s := range e.running {
+		e.settle(s) // lazy mode: bring the batch up to date
+	}
 	out := make([]Result, len(e.all))
 	for i, s := range e.all {
 		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
@@ -58,6 +62,8 @@ type Outcome struct {
 	Steps      int         `json:"steps"`
 	End        float64     `json:"end"`       // simulated seconds at the last iteration's end
 	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
+	// Gaps counts every inter-token gap by value, with Config.CountGaps (see Summary).
+	Gaps []GapCount `json:"gaps,omitempty"`
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
@@ -79,6 +85,9 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 // finish takes the results from the engine and points each traced iteration at its items.
 func (o *Outcome) finish(e *Engine) {
 	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	if e.cfg.CountGaps {
+		o.Gaps = append([]GapCount{}, e.gaps...)
+	}
 	at := 0
 	for i, n := range o.counts {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]
@@ -94,6 +103,8 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		return nil, err
 	}
 	e.noItems = !cfg.Trace
+	e.allowLazy()
+	e.reserve(len(reqs))
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}
@@ -106,6 +117,9 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		out.items = make([]Item, 0, n)
 	}
 	for {
+		if !cfg.Trace {
+			out.Steps += e.decodeRun(math.Inf(1))
+		}
 		it, ok := e.Step()
 		if !ok {
 			break
