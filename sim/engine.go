@@ -85,6 +85,14 @@ type Iteration struct {
 	// Rejected are requests found unable ever to run while this step was
 	// formed (their results say why); online drivers must tell their clients.
 	Rejected []int `json:"rejected,omitempty"`
+	// With Config.Trace only (the fast path never fills them): the KV-cache
+	// blocks held while the step ran (with a KV limit), the requests pushed
+	// out of the cache while it was formed, and what kept the queue's head
+	// from (more) prefill when a limit did: "kv" (no KV room) or "seqs"
+	// (max sequences).
+	KVBlocks  int    `json:"kv_blocks,omitempty"`
+	Preempted []int  `json:"preempted,omitempty"`
+	Held      string `json:"held,omitempty"`
 }
 
 // End is when the iteration's tokens are emitted.
@@ -253,6 +261,7 @@ func (e *Engine) blocksFor(tokens int) int {
 func (e *Engine) admit(s *Seq, tokens int) bool {
 	l := e.cfg.Limits
 	if !s.admitted && l.MaxSeqs > 0 && e.active >= l.MaxSeqs {
+		e.held("seqs")
 		return false
 	}
 	if l.KVBlocks > 0 {
@@ -262,6 +271,7 @@ func (e *Engine) admit(s *Seq, tokens int) bool {
 		}
 		if extra := want - s.blocks; extra > 0 {
 			if extra > e.freeKV {
+				e.held("kv")
 				return false
 			}
 			e.freeKV -= extra
@@ -273,6 +283,20 @@ func (e *Engine) admit(s *Seq, tokens int) bool {
 		e.active++
 	}
 	return true
+}
+
+// held notes, for the trace, which limit refused a sequence room this step.
+func (e *Engine) held(why string) {
+	if e.cfg.Trace {
+		e.it.Held = why
+	}
+}
+
+// preempted notes, for the trace, that s lost its KV cache this step.
+func (e *Engine) preempted(s *Seq) {
+	if e.cfg.Trace {
+		e.it.Preempted = append(e.it.Preempted, s.Req.ID)
+	}
 }
 
 func (e *Engine) release(s *Seq) {
@@ -380,6 +404,7 @@ func (e *Engine) reclaimBehind() bool {
 	freed := false
 	for _, s := range e.waiting[1:] {
 		if s.admitted || s.blocks > 0 {
+			e.preempted(s)
 			e.release(s)
 			s.preempted++
 			s.kv, s.prefilled = 0, 0
@@ -398,6 +423,7 @@ func (e *Engine) preempt(s *Seq) {
 			break
 		}
 	}
+	e.preempted(s)
 	e.release(s)
 	s.preempted++
 	s.kv, s.prefilled = 0, 0
@@ -413,6 +439,7 @@ func (e *Engine) Step() (*Iteration, bool) {
 		return nil, false
 	}
 	e.it.Rejected = e.it.Rejected[:0]
+	e.it.Preempted, e.it.Held = e.it.Preempted[:0], ""
 	for {
 		e.arrive()
 		if len(e.waiting)+len(e.running) == 0 {
@@ -467,6 +494,9 @@ func (e *Engine) Step() (*Iteration, bool) {
 func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items = it.Items[:0]
+	if e.cfg.Trace && e.cfg.Limits.KVBlocks > 0 {
+		it.KVBlocks = e.cfg.Limits.KVBlocks - e.freeKV
+	}
 	decodes := e.running[:e.plan.Decodes]
 	var w Work
 	if len(decodes) == len(e.running) {

@@ -75,7 +75,8 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 	if trace {
 		c := *it
 		c.Items = nil
-		c.Rejected = slices.Clone(it.Rejected) // the engine reuses its buffer
+		c.Rejected = slices.Clone(it.Rejected) // the engine reuses its buffers
+		c.Preempted = slices.Clone(it.Preempted)
 		o.Iterations = append(o.Iterations, c)
 		o.items = append(o.items, it.Items...)
 		o.counts = append(o.counts, len(it.Items))
