@@ -150,27 +150,37 @@ func stateJS(s play.State) any {
 func jsonParse(s string) js.Value { return js.Global().Get("JSON").Call("parse", s) }
 
 // figuresJSONOf is the figures export: what is shown, in seconds and req/s.
+// In compare mode it is {"a": run A's, "b": run B's}.
 func figuresJSONOf(p published) string {
-	f := p.figs
-	pct := func(v [3]float64) map[string]float64 {
-		return map[string]float64{"p50": v[0], "p90": v[1], "p99": v[2]}
-	}
-	out := map[string]any{
-		"query": p.state.Query(), "ttft": pct(f.TTFT), "tpot": pct(f.TPOT), "itl": pct(f.ITL), "itl_max": f.ITLMax,
-		"slo":        map[string]float64{"ttft": p.state.F("slottft") / 1e3, "tpot": p.state.F("slotpot") / 1e3},
-		"attainment": f.Attainment, "completed": f.Completed, "submitted": f.Submitted,
-		"throughput_tok_s": f.Throughput, "truncated": f.Truncated, "latency_vs_rate": p.rates,
-		"sim_ms": p.simMs, "draw_ms": p.drawMs,
-	}
-	if f.Goodput >= 0 {
-		out["goodput"] = f.Goodput
-	}
-	if p.err != "" {
-		out["error"] = p.err
+	var out any = runFiguresJSON(p.state, p.figs, p.kvA, p.rates, p.err, p)
+	if p.cmpOn {
+		out = map[string]any{"a": out, "b": runFiguresJSON(p.stateB, p.figsB, p.kvB, nil, p.errB, p)}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return `{"error":` + strconv.Quote(err.Error()) + `}`
 	}
 	return string(b)
+}
+
+// runFiguresJSON is one run's figures: latency percentiles, SLO
+// attainment, throughput, goodput, the KV cache and the KV transfers.
+func runFiguresJSON(st play.State, f play.Figures, kv kvFigures, rates []play.RatePoint, errText string, p published) map[string]any {
+	pct := func(v [3]float64) map[string]float64 {
+		return map[string]float64{"p50": v[0], "p90": v[1], "p99": v[2]}
+	}
+	out := map[string]any{
+		"query": st.Query(), "ttft": pct(f.TTFT), "tpot": pct(f.TPOT), "itl": pct(f.ITL), "itl_max": f.ITLMax,
+		"slo":        map[string]float64{"ttft": st.F("slottft") / 1e3, "tpot": st.F("slotpot") / 1e3},
+		"attainment": f.Attainment, "completed": f.Completed, "submitted": f.Submitted,
+		"throughput_tok_s": f.Throughput, "truncated": f.Truncated, "latency_vs_rate": rates,
+		"sim_ms": p.simMs, "draw_ms": p.drawMs, "kv": kv.cache(), "transfers": kv.transfers(),
+	}
+	if f.Goodput >= 0 {
+		out["goodput"] = f.Goodput
+	}
+	if errText != "" {
+		out["error"] = errText
+	}
+	return out
 }

@@ -20,6 +20,7 @@ func (a *App) bindControls() {
 		a.post(func() { a.selectAt(x, y) })
 	})
 	a.bindUpload()
+	a.bindTouch()
 	a.bindKeys(a.doc)
 	a.bindKeys(a.own)
 }
@@ -56,6 +57,7 @@ func (a *App) handle(ev event) {
 		a.fit()
 	case evSpeed:
 		a.speed = e.v
+		a.urlDirty = true
 	case evScrub:
 		if a.run == nil {
 			return
@@ -78,10 +80,13 @@ func (a *App) handle(ev event) {
 	case evClearMeasured:
 		a.overlays = [2]*play.Overlay{}
 		a.info = ""
+		a.notes = nil
+		a.message("", false)
 		a.dirty = true
 		a.render()
 	case evProjector:
 		a.projector = !a.projector
+		a.urlDirty = true
 		a.dirty = true
 		a.render()
 	case evCopyLink:
@@ -96,11 +101,22 @@ func (a *App) handle(ev event) {
 		a.writeURL()
 		a.chapter.snippet = embedSnippet(a.win.Get("location").Get("href").String())
 		a.render()
+	default:
+		a.handleMore(ev)
 	}
 }
 
 // change applies one setting from a control and re-simulates.
 func (a *App) change(key, value string) {
+	if a.cmp.pair.On && a.cmp.editB && !play.Shared(key) {
+		// The form edits run B: A keeps its settings.
+		a.notes = nil
+		if note := a.cmp.pair.SetB(a.state, key, value); note != "" {
+			a.notes = []string{note}
+		}
+		a.needSim, a.urlDirty = true, true
+		return
+	}
 	if note := a.state.Set(key, value); note != "" {
 		a.notes = []string{note}
 	} else {
@@ -132,6 +148,9 @@ func (a *App) applyPreset(name string) {
 	s := play.DefaultState()
 	p.Apply(&s)
 	a.state = s
+	// A pair preset opens compare mode with its run B; any other closes it.
+	a.cmp.pair = play.ParsePair("preset=" + name)
+	a.cmp.editB = false
 	a.notes = nil
 	a.playing = false
 	a.needSim = true
@@ -142,6 +161,15 @@ func (a *App) applyPreset(name string) {
 // chapter and embed mode, so a shared link opens the same view.
 func (a *App) query() string {
 	q := a.state.Query() + "&lang=" + url.QueryEscape(a.lang)
+	if pq := a.cmp.pair.Query(); pq != "" {
+		q += "&" + pq
+	}
+	if a.projector {
+		q += "&proj=1"
+	}
+	if a.speed != 0.25 {
+		q += "&speed=" + play.FormatNum(a.speed)
+	}
 	if a.lec != nil {
 		q += "&chapter=" + url.QueryEscape(a.lec.ch.ID)
 	}

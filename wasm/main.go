@@ -43,6 +43,7 @@ type App struct {
 	glossary glossaryPanel
 	langSw   langPanel
 	chapter  chapterPanel
+	compare  comparePanel
 	lang     string // "en" or "zh"
 	info     string // the preset's or the last upload's description, kept on screen
 	embed    bool   // ?embed=1: the canvas and the chapter's figure only
@@ -69,6 +70,8 @@ type App struct {
 	projector bool
 
 	overlays [2]*play.Overlay // A and B
+	cmp      compareState     // compare mode: run B on the same clock
+	touch    touchState
 
 	dpr      float64
 	w, h     int
@@ -101,6 +104,13 @@ type published struct {
 	err      string
 	notes    []string
 	overlays int
+	// compare mode: run B's state and figures
+	cmpOn  bool
+	stateB play.State
+	figsB  play.Figures
+	errB   string
+	kvA    kvFigures
+	kvB    kvFigures
 	// live mode: companion present, token frames received, a run in progress
 	projector   bool
 	live        bool
@@ -163,7 +173,7 @@ func (a *App) listen(target js.Value, event string, f func(ev js.Value)) {
 
 // panels is every panel, in render order.
 func (a *App) panels() []panel {
-	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter}
+	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter, a.compare}
 }
 
 // emit queues a panel's event for the Update goroutine.
@@ -173,9 +183,10 @@ func (a *App) emit(ev event) { a.post(func() { a.handle(ev) }) }
 func (a *App) ui() *uiState {
 	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
 		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
-		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed}
+		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed,
+		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed}
 	if u.step < 0 {
-		u.stepRow, u.step = a.view.SelRow, a.view.Sel
+		u.stepRow, u.step, u.stepPane = a.view.SelRow, a.view.Sel, a.view.SelPane
 	}
 	if a.lec != nil {
 		u.lec = a.lec.view()
@@ -224,6 +235,7 @@ func main() {
 	a.notes = notes
 	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
 	a.embed = play.QueryFlag(q, "embed")
+	a.readScreenQuery(q)
 	if p, ok := play.PresetByName(st.Preset); ok {
 		a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
 	}
@@ -306,16 +318,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 	if a.dirty {
 		t0 := time.Now()
 		a.dirty = false
-		scale := a.dpr
-		if a.projector {
-			scale *= 1.5
-		}
-		rows := 1
-		if a.run != nil {
-			rows = max(1, len(a.run.Rows))
-		}
-		geo := layout(float64(w), float64(h), scale, rows)
-		a.labels = paint(a.off, a.batch, a.run, &a.view, geo, append(a.overlays[:], a.chapterOverlay()), a.lang)
+		a.labels = a.paintAll(a.off)
 		a.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
 		if a.drawnGen == 0 && a.run != nil {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
@@ -345,23 +348,16 @@ func (g *game) Layout(w, h int) (int, int) {
 	return int(x), int(y)
 }
 
-// geom is the current layout (for hit tests and zoom).
-func (a *App) geom() geom {
-	scale := a.dpr
-	if a.projector {
-		scale *= 1.5
-	}
-	rows := 1
-	if a.run != nil {
-		rows = max(1, len(a.run.Rows))
-	}
-	return layout(float64(a.w), float64(a.h), scale, rows)
-}
+// geom is the current layout of run A's pane (for hit tests and zoom:
+// every pane shares its time axis).
+func (a *App) geom() geom { return a.panes()[0].geo }
 
 // resimulate runs the current state and refreshes everything shown.
 func (a *App) resimulate() {
 	a.gen++
 	a.run.Recycle() // its arrays are refilled by the new run
+	a.cmp.runB.Recycle()
+	a.cmp.runB = nil
 	a.run = nil
 	r, err := play.Simulate(a.state)
 	if err != nil {
@@ -379,10 +375,11 @@ func (a *App) resimulate() {
 			a.message("", false)
 		}
 	}
+	a.simulateB()
 	a.view.T0 = a.state.F("t0")
 	a.view.Span = a.state.F("span")
 	a.view.Cursor = a.state.F("cursor")
-	a.view.Sel, a.view.SelRow = a.state.I("sel"), 0
+	a.view.Sel, a.view.SelRow, a.view.SelPane = a.state.I("sel"), 0, 0
 	if a.run != nil && a.view.Sel >= 0 {
 		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
 	}
@@ -443,6 +440,11 @@ func (a *App) publish() {
 			a.pub.overlays++
 		}
 	}
+	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.cmp.pair.On, a.cmp.figsB, a.cmp.errB
+	if a.cmp.pair.On {
+		a.pub.stateB = a.cmp.stateB.Clone()
+	}
+	a.pub.kvA, a.pub.kvB = kvOf(a.run), kvOf(a.cmp.runB)
 	a.pub.liveProbed = a.live.probed
 	a.pub.projector = a.projector
 	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.edgeRunning
@@ -620,9 +622,9 @@ func (a *App) mouse() {
 		a.lastDragged = a.dragged
 	}
 	if in && !a.press {
-		row, k := hit(a.run, &a.view, g, x, y)
-		if row != a.view.HoverRow || k != a.view.Hover {
-			a.view.HoverRow, a.view.Hover = row, k
+		pn, row, k := a.hitPane(x, y)
+		if row != a.view.HoverRow || k != a.view.Hover || pn != a.view.HoverPane {
+			a.view.HoverPane, a.view.HoverRow, a.view.Hover = pn, row, k
 			a.dirty = true
 			a.renderStep()
 		}
@@ -638,8 +640,8 @@ func (a *App) selectAt(cx, cy float64) {
 	if a.run == nil || a.w == 0 {
 		return
 	}
-	row, k := hit(a.run, &a.view, a.geom(), cx*a.dpr, cy*a.dpr)
-	a.view.SelRow, a.view.Sel = row, k
+	pn, row, k := a.hitPane(cx*a.dpr, cy*a.dpr)
+	a.view.SelPane, a.view.SelRow, a.view.Sel = pn, row, k
 	a.setView()
 	a.renderStep()
 }

@@ -41,6 +41,9 @@ type (
 	evProjector     struct{}
 	evCopyLink      struct{}
 	evEmbedSnippet  struct{}
+	evCompare       struct{ on bool } // compare mode on or off
+	evEditB         struct{ b bool }  // the form edits run B (else A)
+	evResetB        struct{}          // run B back to A's settings
 )
 
 // uiState is what the panels read: a view of the App's state for one render.
@@ -61,6 +64,10 @@ type uiState struct {
 	projector     bool
 	embed         bool
 	lec           *lectureView
+	// compare mode, and which run's step to explain (0 A, 1 B)
+	cmp      *compareState
+	stepPane int
+	speed    float64
 }
 
 // tr is the text for key in the page's language.

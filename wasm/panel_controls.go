@@ -79,6 +79,10 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 
 // render writes the state back into every control (after a preset, a link or the API).
 func (c *controlsPanel) render(p *page, u *uiState) {
+	st := u.st
+	if u.cmp != nil && u.cmp.pair.On && u.cmp.editB {
+		st = &u.cmp.stateB // the form edits run B
+	}
 	if c.lang != u.lang {
 		c.lang = u.lang
 		var sb strings.Builder
@@ -93,7 +97,7 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 		if el.IsNull() {
 			continue
 		}
-		v := u.st.Num[n.Key]
+		v := st.Num[n.Key]
 		if el.Get("type").String() == "checkbox" {
 			el.Set("checked", v != 0)
 		} else if el.Get("value").String() != play.FormatNum(v) {
@@ -105,15 +109,24 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 		}
 		p.setText(n.Key+"-out", txt)
 	}
-	for key, v := range map[string]string{"workload": u.st.Workload, "policy": u.st.Policy, "model": u.st.Model, "gpu": u.st.GPU, "preset": u.st.Preset} {
+	for key, v := range map[string]string{"workload": st.Workload, "policy": st.Policy, "model": st.Model, "gpu": st.GPU, "preset": st.Preset} {
 		if el := p.el(key); !el.IsNull() {
 			el.Set("value", v)
 		}
 	}
 	// Show only the knobs that apply.
-	cls := []string{"wl-" + u.st.Workload, "pol-" + u.st.Policy}
+	cls := []string{"wl-" + st.Workload, "pol-" + st.Policy}
 	if u.projector {
 		cls = append(cls, "projector")
+	}
+	if st.I("ideal") == 1 {
+		cls = append(cls, "ideal")
+	}
+	if u.cmp != nil && u.cmp.pair.On {
+		cls = append(cls, "compare")
+		if u.cmp.editB {
+			cls = append(cls, "edit-b")
+		}
 	}
 	if u.embed {
 		cls = append(cls, "embed")
@@ -124,6 +137,9 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	p.doc.Get("body").Set("className", strings.Join(cls, " "))
 	if el := p.el("projector"); !el.IsNull() {
 		el.Call("setAttribute", "aria-pressed", strconv.FormatBool(u.projector))
+	}
+	if el := p.el("speed"); !el.IsNull() && u.speed > 0 {
+		el.Set("value", play.FormatNum(u.speed))
 	}
 	c.renderPlayback(p, u)
 }

@@ -6,21 +6,52 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"servelab/wasm/play"
 )
 
-// stepPanel explains the hovered (else the selected) step: "why this step took X ms".
+// stepPanel explains the hovered (else the selected) step: "why this step
+// took X ms"; in compare mode also the other run's step at the same moment.
 type stepPanel struct{}
 
 func (stepPanel) bind(*page, func(event)) {}
 
 func (stepPanel) render(p *page, u *uiState) {
+	run := u.run
+	other, otherName, name := (*play.SimRun)(nil), "B", "A"
+	if u.cmp != nil && u.cmp.pair.On {
+		other = u.cmp.runB
+		if u.stepPane == 1 {
+			run, other, name, otherName = u.cmp.runB, u.run, "B", "A"
+		}
+	} else {
+		name = ""
+	}
 	row, k := u.stepRow, u.step
-	if u.run == nil || row < 0 || row >= len(u.run.Rows) || k < 0 || k >= len(u.run.Rows[row].Iters) {
+	if run == nil || row < 0 || row >= len(run.Rows) || k < 0 || k >= len(run.Rows[row].Iters) {
 		p.setHTML("step-info", `<p class="small">`+html.EscapeString(u.tr("step.hint"))+`</p>`)
 		return
 	}
-	it := &u.run.Rows[row].Iters[k]
-	st := u.run.Step
+	var sb strings.Builder
+	sb.WriteString(explainStep(u, run, row, k, name, true))
+	if other != nil {
+		// The same moment in the other run: the step each of its GPUs was running then.
+		it := &run.Rows[row].Iters[k]
+		t := it.Start + it.Duration/2
+		fmt.Fprintf(&sb, `<h3 class="same">%s</h3>`, html.EscapeString(u.trf("step.same", otherName, fmtDur(t))))
+		for ri := range other.Rows {
+			if j := other.StepAt(ri, t); j >= 0 {
+				sb.WriteString(explainStep(u, other, ri, j, otherName, false))
+			}
+		}
+	}
+	p.setHTML("step-info", sb.String())
+}
+
+// explainStep is one step's explanation; full adds the roofline's sums.
+func explainStep(u *uiState, run *play.SimRun, row, k int, name string, full bool) string {
+	it := &run.Rows[row].Iters[k]
+	st := run.Step
 	c := it.Cost
 	var reqs []string
 	for i, item := range it.Items {
@@ -35,8 +66,21 @@ func (stepPanel) render(p *page, u *uiState) {
 		reqs = append(reqs, fmt.Sprintf("#%d %s", item.ID, kind))
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `<h3>%s</h3>`, html.EscapeString(u.trf("step.title", it.Index, u.run.Rows[row].Name, ms(it.Duration), u.tr("bound."+string(c.Bound)))))
+	title := u.trf("step.title", it.Index, run.Rows[row].Name, ms(it.Duration), u.tr("bound."+string(c.Bound)))
+	if name != "" {
+		title = name + " · " + title
+	}
+	fmt.Fprintf(&sb, `<h3>%s</h3>`, html.EscapeString(title))
 	fmt.Fprintf(&sb, `<p>%s</p>`, html.EscapeString(u.trf("step.carry", fmtDur(it.Start), u.tr("kind."+string(it.Kind)), it.Decodes, it.Prefill, strings.Join(reqs, ", "))))
+	for _, line := range memoryLines(u, run, row, k) {
+		fmt.Fprintf(&sb, `<p class="mem">%s</p>`, html.EscapeString(line))
+	}
+	for _, line := range transferLines(u, run, row, k) {
+		fmt.Fprintf(&sb, `<p class="xfer">%s</p>`, html.EscapeString(line))
+	}
+	if !full {
+		return sb.String()
+	}
 	sb.WriteString(`<dl>`)
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.flops"), html.EscapeString(u.trf("step.flops.v", c.FLOPs, ms(c.ComputeTime), st.GPU.FLOPS/1e12, st.EffCompute, st.TP)))
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.bytes"), html.EscapeString(u.trf("step.bytes.v", c.Bytes, ms(c.MemoryTime), st.GPU.MemBW/1e12, st.EffMem, st.TP)))
@@ -45,5 +89,79 @@ func (stepPanel) render(p *page, u *uiState) {
 	}
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.overhead"), html.EscapeString(u.trf("step.overhead.v", ms(c.Overhead))))
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>max(%s, %s) + %s = %s ms</dd></dl>`, u.tr("step.time"), ms(c.ComputeTime), ms(c.MemoryTime), ms(c.Overhead+c.CommTime), ms(c.Seconds))
-	p.setHTML("step-info", sb.String())
+	return sb.String()
+}
+
+// memoryLines say what the KV cache held at the step, who held most of it,
+// and whether memory rather than compute held the queue back.
+func memoryLines(u *uiState, run *play.SimRun, row, k int) []string {
+	if run.KVCapacity <= 0 {
+		return nil
+	}
+	it := &run.Rows[row].Iters[k]
+	lines := []string{u.trf("step.kv", it.KVBlocks, run.KVCapacity, 100*float64(it.KVBlocks)/float64(run.KVCapacity), run.BlockSize)}
+	if held := run.HeldAt(row, k); len(held) > 0 {
+		var top []string
+		for i, h := range held {
+			if i == 4 {
+				break
+			}
+			top = append(top, u.trf("step.kv.share", h.ID, h.Tokens, 100*float64(h.Tokens)/float64(run.KVCapacity*run.BlockSize)))
+		}
+		lines = append(lines, u.trf("step.kv.holders", len(held), strings.Join(top, ", ")))
+	}
+	switch it.Held {
+	case "kv":
+		lines = append(lines, u.tr("step.held.kv"))
+	case "seqs":
+		lines = append(lines, u.trf("step.held.seqs", run.State.I("maxseqs")))
+	}
+	if len(it.Preempted) > 0 {
+		lines = append(lines, u.trf("step.preempted", ids(it.Preempted)))
+	}
+	if len(it.Rejected) > 0 {
+		lines = append(lines, u.trf("step.rejected", ids(it.Rejected)))
+	}
+	return lines
+}
+
+// transferLines say, for a disaggregated prefill step, where each finished
+// prompt's KV cache went and how long the move took (the sim's numbers).
+func transferLines(u *uiState, run *play.SimRun, row, k int) []string {
+	if len(run.Placements) == 0 {
+		return nil
+	}
+	it := &run.Rows[row].Iters[k]
+	var lines []string
+	for _, item := range it.Items {
+		if !item.Prefill || !item.Done {
+			continue
+		}
+		i, ok := run.ResultIndex(item.ID)
+		if !ok || i >= len(run.Placements) || run.Placements[i].Decode < 0 {
+			continue
+		}
+		pl := run.Placements[i]
+		mb := run.Step.KVBytesPerToken() * float64(run.Results[i].Prompt) / 1e6
+		lines = append(lines, u.trf("step.xfer", item.ID, pl.Decode+1, mb, ms(pl.Transfer), fmtDur(pl.KVArrive)))
+		if len(lines) == 6 {
+			break
+		}
+	}
+	if len(lines) > 0 {
+		lines = append(lines, u.tr("step.router"))
+	}
+	return lines
+}
+
+func ids(xs []int) string {
+	var s []string
+	for i, x := range xs {
+		if i == 10 {
+			s = append(s, "…")
+			break
+		}
+		s = append(s, fmt.Sprintf("#%d", x))
+	}
+	return strings.Join(s, ", ")
 }

@@ -112,17 +112,28 @@ type geom struct {
 	rowY, rowH, rowG float64 // first GPU row, its height, gap
 	lanesY, lanesH   float64
 	itlY, itlH       float64
+	memY, memH       float64 // the memory lane (memH 0: none)
+	gapTop           float64 // the gap scale's top, when another pane shares it (0: this pane's own)
 }
 
-func layout(w, h, s float64, rows int) geom {
-	g := geom{w: w, h: h, s: s, left: 92 * s, right: 12 * s, axisY: 4 * s, axisH: 20 * s}
+func layout(w, h, s float64, rows int) geom { return layoutAt(0, w, h, s, rows, false) }
+
+// layoutAt lays out one run's pane, h tall from y0, with a memory lane
+// under the GPU rows when mem is set (compare mode stacks two panes).
+func layoutAt(y0, w, h, s float64, rows int, mem bool) geom {
+	g := geom{w: w, h: y0 + h, s: s, left: 92 * s, right: 12 * s, axisY: y0 + 4*s, axisH: 20 * s}
 	g.rowY = g.axisY + g.axisH + 4*s
 	g.rowG = 6 * s
-	avail := h - g.rowY
+	avail := y0 + h - g.rowY
 	g.itlH = math.Max(50*s, avail*0.2)
 	g.rowH = math.Min(110*s, math.Max(28*s, avail*0.45/float64(rows)))
 	g.lanesY = g.rowY + float64(rows)*(g.rowH+g.rowG) + 8*s
-	g.itlY = h - g.itlH - 6*s
+	if mem {
+		g.memY = g.lanesY - 2*s
+		g.memH = math.Max(30*s, math.Min(80*s, avail*0.14))
+		g.lanesY = g.memY + g.memH + 8*s
+	}
+	g.itlY = y0 + h - g.itlH - 6*s
 	g.lanesH = g.itlY - 10*s - g.lanesY
 	return g
 }
@@ -143,6 +154,8 @@ type View struct {
 	SelRow   int
 	Hover    int
 	HoverRow int
+	// SelPane and HoverPane say which run the step is of (compare mode: 0 A, 1 B).
+	SelPane, HoverPane int
 }
 
 // visible returns the half-open index range of row's iterations overlapping [t0, t1].
@@ -155,8 +168,13 @@ func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
 // paint draws the run into dst and returns the labels to lay over it.
 // It only reads the run: every width, colour and height comes from the sim's trace and results.
 func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {
-	var labels []label
 	dst.Fill(colBG)
+	return paintPane(dst, b, r, v, g, meas, lang)
+}
+
+// paintPane draws one run into its pane of dst (see layoutAt).
+func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {
+	var labels []label
 	pw := g.plotW()
 	t1 := v.T0 + v.Span
 	cursor := v.Cursor
@@ -180,6 +198,9 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 		y := g.rowY + float64(ri)*(g.rowH+g.rowG)
 		b.rect(g.left, y, pw, g.rowH, colPanel)
 		labels = append(labels, label{4 * g.s, y + g.rowH/2 - 8*g.s, row.Name, "row"})
+		if row.Requests > 0 { // a disaggregated run: what the router sent here
+			labels = append(labels, label{4 * g.s, y + g.rowH/2 + 6*g.s, play.Tf(lang, "canvas.routed", row.Requests), "small"})
+		}
 		a, e := visible(row.Iters, v.T0, t1)
 		lastX := -1.0
 		bandH := 5 * g.s
@@ -250,6 +271,8 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 		}
 	}
 	b.flush(dst)
+	paintTransfers(dst, b, r, v, g, cursor)
+	labels = append(labels, paintMemory(dst, b, r, v, g, cursor, lang)...)
 	labels = append(labels, paintLanes(dst, b, r, v, g, cursor, lang)...)
 	labels = append(labels, paintITL(dst, b, r, v, g, cursor, meas, lang)...)
 	// Playback cursor.
@@ -412,6 +435,7 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 		}
 		mcols = append(mcols, mcol{vals, col})
 	}
+	top = math.Max(top, g.gapTop)
 	if top <= 0 {
 		top = 0.001
 	}
@@ -497,6 +521,11 @@ func labelsHTML(ls []label, dpr float64) string {
 func hit(r *play.SimRun, v *View, g geom, x, y float64) (row, k int) {
 	if r == nil || x < g.left || x > g.left+g.plotW() {
 		return -1, -1
+	}
+	if g.memH > 0 && y >= g.memY && y < g.memY+g.memH {
+		// The memory lane: the step its GPU ran at that moment.
+		ri := min(len(r.Rows)-1, int((y-g.memY)/g.memH*float64(len(r.Rows))))
+		return ri, r.StepAt(ri, v.t(g, x))
 	}
 	for ri, rw := range r.Rows {
 		ry := g.rowY + float64(ri)*(g.rowH+g.rowG)

@@ -46,7 +46,7 @@ var catalogueZH = map[string]string{
 	"leg.scheduler":        "调度",
 	"leg.hardware":         "硬件",
 	"leg.assumptions":      "假设",
-	"leg.slo":         "SLO 与 goodput",
+	"leg.slo":              "SLO 与 goodput",
 	"workload.poisson":     "泊松到达（开环）",
 	"workload.lab":         "实验：短请求流 + 一个长提示",
 	"policy.prefill-first": "prefill 优先（共置，不分块）",

@@ -31,6 +31,8 @@ const MaxSimTime = 2 * time.Second
 type Row struct {
 	Name  string
 	Iters []sim.Iteration
+	// Requests is how many requests a disaggregated run's router sent here (0: colocated).
+	Requests int
 }
 
 // SimRun is one simulation and what the view needs from it. Everything drawn
@@ -47,6 +49,13 @@ type SimRun struct {
 	LongIDs   map[int]bool
 	Lab       *sim.LabSummary
 	SimMs     float64
+	// KVCapacity is each GPU's KV cache in blocks of BlockSize tokens (0: the
+	// ideal engine, no limit); Preemptions and Rejected count over the run.
+	KVCapacity, BlockSize int
+	Preemptions, Rejected int
+	// Placements is, per result, where a disaggregated run sent the request
+	// and when its KV cache moved (nil when colocated).
+	Placements []sim.Placement
 
 	// byID maps a request ID to its index in Results.
 	byID idIndex
@@ -111,9 +120,12 @@ func Simulate(s State) (*SimRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true,
-		Limits: sim.Limits{MaxIterations: MaxIterations}}
-	r := &SimRun{State: s.Clone(), Step: step, Inject: -1}
+	lim, err := limits(s, step)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true, Limits: lim}
+	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
 	switch {
 	case s.Workload == "lab":
 		if s.Policy == "disagg" {
@@ -152,17 +164,17 @@ func Simulate(s State) (*SimRun, error) {
 			if k := MaxTraceItems / (s.I("output") + 1); k < len(reqs) {
 				reqs, cut = reqs[:k], true
 			}
-			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true,
-				Limits: sim.Limits{MaxIterations: MaxIterations}}
+			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true, Limits: lim}
 			co, err := sim.RunDisaggregated(c, reqs)
 			if err != nil {
 				return nil, err
 			}
 			for _, in := range co.Instances {
 				name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
-				r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations})
+				r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations, Requests: in.Requests})
 			}
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
+			r.Placements = co.Placements
 		} else {
 			// Token times come from the trace (runTraced notes every gap), so
 			// the engine need not keep a slice per request.
@@ -174,6 +186,12 @@ func Simulate(s State) (*SimRun, error) {
 	}
 	r.index()
 	r.summarize()
+	for i := range r.Results {
+		r.Preemptions += r.Results[i].Preemptions
+		if r.Results[i].Rejected != "" {
+			r.Rejected++
+		}
+	}
 	r.SimMs = float64(time.Since(t0).Microseconds()) / 1e3
 	return r, nil
 }
@@ -190,9 +208,12 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	// Reuse the previous run's arrays: it is replaced by this one, and
 	// allocating (and collecting) megabytes per slider move is most of the cost.
-	its, items, offs := reuse.its[:0], reuse.items[:0], reuse.offs[:0]
-	gaps, itl := reuse.gaps[:0], reuse.itl[:0]
-	reuse.its, reuse.items, reuse.offs, reuse.gaps, reuse.itl = nil, nil, nil, nil, nil
+	var buf buffers
+	if n := len(pool); n > 0 {
+		buf, pool = pool[n-1], pool[:n-1]
+	}
+	its, items, offs := buf.its[:0], buf.items[:0], buf.offs[:0]
+	gaps, itl := buf.gaps[:0], buf.itl[:0]
 	// While each step is at hand, note what the view needs: every request's
 	// first prefill step and every inter-token gap (a token lands at the end
 	// of its step, so a gap is this step's end minus the request's last).
@@ -223,6 +244,9 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		items = append(items, it.Items...)
 		c := *it
 		c.Items = nil
+		if len(it.Rejected) > 0 || len(it.Preempted) > 0 { // the engine reuses these buffers
+			c.Rejected, c.Preempted = slices.Clone(it.Rejected), slices.Clone(it.Preempted)
+		}
 		its = append(its, c)
 		end, start := it.End(), it.Start
 		mg := 0.0
@@ -268,18 +292,37 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
-	r.recycle = func() { reuse.its, reuse.items, reuse.offs, reuse.gaps, reuse.itl = its, items, offs, gaps, itl }
+	r.recycle = func() { pool = append(pool, buffers{its, items, offs, gaps, itl}) }
 	return nil
 }
 
-// reuse holds the arrays of the run on screen, for the next run to refill.
-// Only the Update goroutine simulates, so one set suffices.
-var reuse struct {
+// buffers are one traced run's arrays, for a later run to refill.
+type buffers struct {
 	its   []sim.Iteration
 	items []sim.Item
 	offs  []int
 	gaps  []float64
 	itl   []GapAt
+}
+
+// pool holds the arrays of runs no longer shown (two in compare mode).
+// Only the Update goroutine simulates, so it needs no lock.
+var pool []buffers
+
+// limits are the engine's limits the state names: none for the ideal
+// engine (the lecture's), else max sequences and a paged KV cache from the
+// GPU's memory minus the weights, as the CLI's flags build them.
+func limits(s State, step sim.StepModel) (sim.Limits, error) {
+	l := sim.Limits{MaxIterations: MaxIterations}
+	if s.I("ideal") == 1 {
+		return l, nil
+	}
+	blocks, err := sim.MemorySplit{Utilization: s.F("gpumem"), BlockSize: s.I("block")}.KVBlocks(step)
+	if err != nil {
+		return l, err
+	}
+	l.MaxSeqs, l.KVBlocks, l.BlockSize, l.Preempt = s.I("maxseqs"), blocks, s.I("block"), s.I("preempt") == 1
+	return l, nil
 }
 
 // Recycle hands the run's arrays to the next simulation; call it when the
@@ -499,10 +542,13 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	if err != nil {
 		return sim.Summary{}, 0, err
 	}
+	lim, err := limits(s, step)
+	if err != nil {
+		return sim.Summary{}, 0, err
+	}
 	var rs []sim.Result
 	if s.Policy == "disagg" {
-		co, err := sim.RunDisaggregated(sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"),
-			Limits: sim.Limits{MaxIterations: MaxIterations}}, reqs)
+		co, err := sim.RunDisaggregated(sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Limits: lim}, reqs)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -512,7 +558,7 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
-		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: sim.Limits{MaxIterations: MaxIterations}}, reqs)
+		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: lim}, reqs)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}

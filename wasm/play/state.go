@@ -65,6 +65,11 @@ var Params = []Param{
 	{"ovh", "Overhead per step", 0, 50, 0.1, 1, "ms"},
 	{"slottft", "TTFT SLO", 1, 100000, 1, 100, "ms"},
 	{"slotpot", "TPOT SLO", 0.1, 10000, 0.1, 15, "ms"},
+	{"ideal", "Ideal engine (no memory or sequence limits)", 0, 1, 1, 1, ""},
+	{"maxseqs", "Max sequences", 1, 4096, 1, 256, ""},
+	{"gpumem", "GPU memory utilization", 0.05, 1, 0.01, 0.9, ""},
+	{"block", "KV block size", 1, 1024, 1, 16, "tokens"},
+	{"preempt", "KV cache full: preempt (1) or wait (0)", 0, 1, 1, 1, ""},
 	{"t0", "View start", 0, 1e6, 0.001, 0, "s"},
 	{"span", "View span", 0.001, 1e6, 0.001, 1, "s"},
 	{"cursor", "Playback position", -1, 1e6, 0.001, -1, "s"},
@@ -181,7 +186,7 @@ func (s *State) Set(key, value string) string {
 
 // pageKeys are URL keys of the page, not of the simulation (language,
 // chapter, embed mode): ParseQuery leaves them to the page.
-var pageKeys = map[string]bool{"lang": true, "chapter": true, "embed": true}
+var pageKeys = map[string]bool{"lang": true, "chapter": true, "embed": true, "cmp": true, "proj": true, "speed": true}
 
 // ParseQuery builds a state from a URL query: a preset first (if named),
 // then every other key on top. It returns the notes about clamped or
@@ -203,7 +208,7 @@ func ParseQuery(q string) (State, []string) {
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if k != "preset" && !pageKeys[k] {
+		if k != "preset" && !pageKeys[k] && !strings.HasPrefix(k, PairPrefix) {
 			keys = append(keys, k)
 		}
 	}

@@ -1,0 +1,269 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// canvasLabels is the text the app lays over its canvas (row names, lanes).
+const canvasLabels = `document.getElementById("view").contentDocument.getElementById("labels").textContent`
+
+// frameShot is a screenshot of the timeline frame.
+func frameShot(t *testing.T, ctx context.Context) image.Image {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#view")))
+	if err != nil {
+		t.Fatalf("screenshot the timeline: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// countNear counts pixels (every second one) within tol of the colour c in rows [y0, y1) of img.
+func countNear(img image.Image, c [3]int, y0, y1 float64, tol int) int {
+	b := img.Bounds()
+	n := 0
+	for y := b.Min.Y + int(y0*float64(b.Dy())); y < b.Min.Y+int(y1*float64(b.Dy())); y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if abs(int(r>>8)-c[0]) <= tol && abs(int(g>>8)-c[1]) <= tol && abs(int(bl>>8)-c[2]) <= tol {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// TestCompareChunkingDrawsTwoRuns: ?preset=compare-chunking runs the same
+// workload prefill-first (A) and chunked 512 (B) on one clock; figures()
+// returns both, with different P99 ITL; both panes are drawn; the pair is in
+// the URL and a shared link reopens it.
+func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	open(t, ctx, base+"?preset=compare-chunking")
+	waitFor(t, ctx, `servelab.figures().a && servelab.figures().b && servelab.figures().b.completed > 0`, "both runs' figures")
+	f := eval[map[string]map[string]any](t, ctx, `servelab.figures()`)
+	itl := func(run string) float64 { return f[run]["itl"].(map[string]any)["p99"].(float64) }
+	if a, b := itl("a"), itl("b"); !(a > 0 && b > 0) || math.Abs(a-b) < 1e-4 {
+		t.Fatalf("P99 ITL A %.4f s, B %.4f s: want two different positive figures", a, b)
+	}
+	if !strings.Contains(f["a"]["query"].(string), "policy=prefill-first") || !strings.Contains(f["b"]["query"].(string), "policy=chunked") || !strings.Contains(f["b"]["query"].(string), "budget=512") {
+		t.Errorf("runs are A %q, B %q: want prefill-first vs chunked 512", f["a"]["query"], f["b"]["query"])
+	}
+	if f["a"]["submitted"] != f["b"]["submitted"] {
+		t.Errorf("A submitted %v, B %v: the same workload has the same requests", f["a"]["submitted"], f["b"]["submitted"])
+	}
+	labels := eval[string](t, ctx, canvasLabels)
+	if !strings.Contains(labels, "A · ") || !strings.Contains(labels, "B · ") {
+		t.Errorf("canvas labels %q name no A and B panes", labels)
+	}
+	// Both halves of the canvas carry a drawn timeline (request colours), not one blank.
+	img := frameShot(t, ctx)
+	orange := [3]int{0xE6, 0x9F, 0x00}
+	if top, bottom := countNear(img, orange, 0, 0.5, 24), countNear(img, orange, 0.5, 1, 24); top < 50 || bottom < 50 {
+		t.Errorf("request-coloured pixels: %d in the top half, %d in the bottom: want both timelines drawn", top, bottom)
+	}
+	// The side-by-side table has a B/A column with numbers.
+	if txt := eval[string](t, ctx, `document.getElementById("cmp-table").textContent`); !strings.Contains(txt, "×") {
+		t.Errorf("compare table %q has no B/A ratios", txt)
+	}
+	waitFor(t, ctx, `location.search.includes("cmp=1") && location.search.includes("b.policy=chunked")`, "the pair in the URL")
+	q := eval[string](t, ctx, `location.search.replace("preset=compare-chunking&", "")`)
+	ctx2 := browser(t)
+	open(t, ctx2, base+q)
+	waitFor(t, ctx2, `servelab.figures().b && servelab.figures().b.completed > 0`, "run B from the shared link")
+	if got := eval[float64](t, ctx2, `servelab.figures().b.itl.p99`); math.Abs(got-itl("b")) > 1e-9 {
+		t.Errorf("shared link: B's P99 ITL %.6f, the original %.6f", got, itl("b"))
+	}
+}
+
+// TestDisaggReportsATransferPerRequest: in distserve-2p1d every completed
+// request moved its KV cache from a prefill GPU to the decode GPU, and
+// figures().transfers says so; the step explanation of a prefill step names
+// the transfer.
+func TestDisaggReportsATransferPerRequest(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=distserve-2p1d")
+	f := eval[map[string]any](t, ctx, `servelab.figures()`)
+	tr := f["transfers"].(map[string]any)
+	if c := f["completed"].(float64); c < 100 || tr["count"].(float64) != c {
+		t.Fatalf("%v completed requests, %v KV transfers: want one per completed request", c, tr["count"])
+	}
+	if m := tr["mean_s"].(float64); !(m > 0 && m < 0.1) {
+		t.Errorf("mean KV transfer %g s, want a positive link time", m)
+	}
+	if labels := eval[string](t, ctx, canvasLabels); !strings.Contains(labels, "routed") {
+		t.Errorf("row labels %q do not say what the router sent each GPU", labels)
+	}
+	// Select the first step of prefill GPU 1 (global step 0): it finishes prompts.
+	eval[chromedp.Void](t, ctx, `servelab.setState({sel: 0})`)
+	waitFor(t, ctx, `document.getElementById("step-info").textContent.includes("decode 1")`, "the transfer in the step explanation")
+}
+
+// TestMemoryPressurePreemptsAndDrawsTheLane: the memory-pressure preset fills
+// the KV cache: figures() counts preemptions, the peak stays within the
+// capacity, and the memory lane is drawn (its green blocks-in-use bars).
+func TestMemoryPressurePreemptsAndDrawsTheLane(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=memory-pressure")
+	kv := eval[map[string]float64](t, ctx, `servelab.figures().kv`)
+	if kv["preemptions"] < 1 || kv["capacity_blocks"] < 1 || kv["peak_blocks"] > kv["capacity_blocks"] || kv["peak_blocks"] < 0.9*kv["capacity_blocks"] {
+		t.Fatalf("kv figures %v: want preemptions and a peak near (not over) the capacity", kv)
+	}
+	if labels := eval[string](t, ctx, canvasLabels); !strings.Contains(labels, "KV cache") {
+		t.Errorf("canvas labels %q have no memory lane", labels)
+	}
+	if n := countNear(frameShot(t, ctx), [3]int{0x00, 0x9E, 0x73}, 0, 1, 10); n < 100 {
+		t.Errorf("%d blocks-in-use pixels: the memory lane is not drawn", n)
+	}
+	// A step where memory held the queue back says so (figures() names the first).
+	k := kv["first_held_step"]
+	if k < 0 {
+		t.Fatalf("no step was held back by the KV cache: %v", kv)
+	}
+	eval[chromedp.Void](t, ctx, fmt.Sprintf(`servelab.setState({sel: %g})`, k))
+	waitFor(t, ctx, `document.getElementById("step-info").textContent.includes("Memory, not compute")`, "the explanation that memory held a request back")
+	if txt := eval[string](t, ctx, `document.getElementById("step-info").textContent`); !strings.Contains(txt, "KV cache:") || !strings.Contains(txt, "largest") {
+		t.Errorf("step explanation %q lacks the cache's use and its holders", txt)
+	}
+}
+
+// TestTouchTapSelectsAndDragPans: a synthesized tap on a step selects it, a
+// one-finger drag moves the view.
+func TestTouchTapSelectsAndDragPans(t *testing.T) {
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 2}); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, serve(t)+"?preset=demo2&t0=1&span=1")
+	r := eval[map[string]float64](t, ctx, `(() => { const r = document.getElementById("view").getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width}; })()`)
+	// The first GPU row starts 28 CSS px down; the plot 92 px in.
+	x, y := r["x"]+92+(r["w"]-104)*0.4, r["y"]+40
+	touch := func(typ input.DispatchTouchEventType, pts ...*input.TouchPoint) {
+		t.Helper()
+		if pts == nil {
+			pts = []*input.TouchPoint{}
+		}
+		if _, err := chromedp.Call(ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: typ, TouchPoints: pts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(input.DispatchTouchEventTypeTouchStart, &input.TouchPoint{X: x, Y: y})
+	touch(input.DispatchTouchEventTypeTouchEnd)
+	waitFor(t, ctx, `servelab.getState().sel >= 0`, "the tap to select a step")
+	if txt := eval[string](t, ctx, `document.getElementById("step-info").textContent`); !strings.Contains(txt, "ms") {
+		t.Errorf("step explanation after the tap: %q", txt)
+	}
+	t0 := eval[float64](t, ctx, `servelab.getState().t0`)
+	touch(input.DispatchTouchEventTypeTouchStart, &input.TouchPoint{X: x, Y: y})
+	for i := 1; i <= 5; i++ {
+		touch(input.DispatchTouchEventTypeTouchMove, &input.TouchPoint{X: x - float64(i)*40, Y: y})
+	}
+	touch(input.DispatchTouchEventTypeTouchEnd)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().t0 > %g + 0.1`, t0), "the drag to pan the view later in time")
+}
+
+// TestPhoneShowsTheTimelineFirst: at 390x844 the canvas's top is on the first screen.
+func TestPhoneShowsTheTimelineFirst(t *testing.T) {
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: 390, Height: 844, DeviceScaleFactor: 2, Mobile: true}); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, serve(t)+"?preset=demo2")
+	top := eval[float64](t, ctx, `document.getElementById("view").getBoundingClientRect().top + scrollY`)
+	if top < 0 || top > 844-200 {
+		t.Fatalf("the canvas starts %.0f px down on a 390x844 phone: want it within the first screen, with room to see it", top)
+	}
+}
+
+// TestProjectorKeepsTheStepOnScreen: in projector mode at 1280x720 and
+// 1920x1080 the step explanation is on the first screen, beside or over the
+// canvas; projector mode and speed come back from the URL.
+func TestProjectorKeepsTheStepOnScreen(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
+		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: sz[0], Height: sz[1], DeviceScaleFactor: 1}); err != nil {
+			t.Fatal(err)
+		}
+		open(t, ctx, base+"?preset=demo1&proj=1&speed=5&sel=3")
+		waitFor(t, ctx, `servelab.status().projector && document.getElementById("step-info").textContent.includes("ms")`, "projector mode with a step explained")
+		box := eval[map[string]float64](t, ctx, `(() => { const s = document.getElementById("step-info").getBoundingClientRect(), v = document.getElementById("view").getBoundingClientRect();
+			return {top: s.top + scrollY, bottom: s.bottom + scrollY, vtop: v.top + scrollY, vbottom: v.bottom + scrollY}; })()`)
+		if box["top"] > float64(sz[1])-80 || box["top"] < 0 || box["top"] > box["vbottom"] || box["bottom"] < box["vtop"] {
+			t.Errorf("%dx%d projector: step explanation at y=%.0f..%.0f, canvas %.0f..%.0f: want it on the first screen beside or over the canvas",
+				sz[0], sz[1], box["top"], box["bottom"], box["vtop"], box["vbottom"])
+		}
+		if sp := eval[string](t, ctx, `document.getElementById("speed").value`); sp != "5" {
+			t.Errorf("speed %q from ?speed=5", sp)
+		}
+		waitFor(t, ctx, `location.search.includes("proj=1") && location.search.includes("speed=5")`, "projector mode and speed in the URL")
+	}
+}
+
+// TestRunsScreenshots writes screenshots of compare mode, the memory lane,
+// disaggregation and projector mode (en and zh; 1280x720, 1920x1080 in
+// projector mode, 390x844) into $SERVELAB_SHOTS, for a person to look at.
+func TestRunsScreenshots(t *testing.T) {
+	dir := os.Getenv("SERVELAB_SHOTS")
+	if dir == "" {
+		t.Skip("set SERVELAB_SHOTS=DIR to write screenshots")
+	}
+	ctx := browser(t)
+	base := serve(t)
+	for _, c := range []struct {
+		name string
+		size [2]int64
+		q    string
+	}{
+		{"cmp-chunking", [2]int64{1280, 720}, "preset=compare-chunking&sel=40"},
+		{"cmp-disagg", [2]int64{1280, 720}, "preset=compare-disagg&sel=10"},
+		{"memory", [2]int64{1280, 720}, "preset=memory-pressure"},
+		{"disagg", [2]int64{1280, 720}, "preset=distserve-2p1d&sel=0&span=0.3"},
+		{"proj-1920", [2]int64{1920, 1080}, "preset=compare-chunking&proj=1&sel=40"},
+		{"proj-1280", [2]int64{1280, 720}, "preset=demo1&proj=1&sel=3"},
+		{"phone", [2]int64{390, 844}, "preset=memory-pressure"},
+	} {
+		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: c.size[0], Height: c.size[1], DeviceScaleFactor: 1, Mobile: c.size[0] < 500}); err != nil {
+			t.Fatal(err)
+		}
+		for _, lang := range []string{"en", "zh"} {
+			open(t, ctx, base+"?"+c.q+"&lang="+lang)
+			time.Sleep(500 * time.Millisecond)
+			buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, c.name+"-"+lang+".png"), buf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,203 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"math"
+	"strconv"
+
+	"servelab/wasm/play"
+
+	"github.com/hajimehoshi/ebiten/v2"
+)
+
+// compareState is compare mode's part of the App: run B (the same
+// workload, other settings), its figures, and which run the form edits.
+type compareState struct {
+	pair   play.Pair
+	stateB play.State
+	runB   *play.SimRun
+	figsB  play.Figures
+	errB   string
+	editB  bool // the form shows and changes run B
+}
+
+// pane is one run's part of the canvas.
+type pane struct {
+	run *play.SimRun
+	geo geom
+}
+
+// simulateB re-simulates run B after run A (compare mode only).
+func (a *App) simulateB() {
+	c := &a.cmp
+	c.runB.Recycle()
+	c.runB, c.errB = nil, ""
+	if !c.pair.On {
+		return
+	}
+	var notes []string
+	c.stateB, notes = c.pair.StateB(a.state)
+	a.notes = append(a.notes, notes...)
+	r, err := play.Simulate(c.stateB)
+	if err != nil {
+		c.errB = err.Error()
+		c.figsB = play.Figures{Goodput: -1}
+		return
+	}
+	c.runB = r
+	a.simMs += r.SimMs
+	c.figsB = r.Figures()
+}
+
+// hasMem reports whether a run has a memory lane (a KV limit).
+func hasMem(r *play.SimRun) bool { return r != nil && r.KVCapacity > 0 }
+
+// panes lays out the canvas: one pane, or in compare mode A above B on
+// the same time axis.
+func (a *App) panes() []pane {
+	scale := a.dpr
+	if a.projector {
+		scale *= 1.5
+	}
+	rows := func(r *play.SimRun) int {
+		if r == nil {
+			return 1
+		}
+		return max(1, len(r.Rows))
+	}
+	w, h := float64(a.w), float64(a.h)
+	if !a.cmp.pair.On {
+		return []pane{{a.run, layoutAt(0, w, h, scale, rows(a.run), hasMem(a.run))}}
+	}
+	half := math.Floor(h / 2)
+	return []pane{
+		{a.run, layoutAt(0, w, half, scale, rows(a.run), hasMem(a.run))},
+		{a.cmp.runB, layoutAt(half, w, h-half, scale, rows(a.cmp.runB), hasMem(a.cmp.runB))},
+	}
+}
+
+// paintAll draws every pane; in compare mode both share one gap scale.
+func (a *App) paintAll(dst *ebiten.Image) []label {
+	ps := a.panes()
+	dst.Fill(colBG)
+	meas := append(a.overlays[:], a.chapterOverlay())
+	if len(ps) == 1 {
+		return paintPane(dst, a.batch, a.run, &a.view, ps[0].geo, meas, a.lang)
+	}
+	top := 0.0
+	for _, p := range ps {
+		top = math.Max(top, gapMaxInView(p.run, &a.view))
+	}
+	for _, m := range meas {
+		if m != nil {
+			for _, gp := range m.Gaps {
+				if t := gp.TRelInject + m.Origin; t >= a.view.T0 && t <= a.view.T0+a.view.Span {
+					top = math.Max(top, gp.Gap)
+				}
+			}
+		}
+	}
+	var labels []label
+	for i, p := range ps {
+		p.geo.gapTop = top
+		name := "A"
+		var m []*play.Overlay
+		st := a.state
+		if i == 0 {
+			m = meas
+		} else {
+			name, st = "B", a.cmp.stateB
+			// a line between the panes
+			a.batch.rect(0, p.geo.axisY-4*p.geo.s, float64(a.w), 2*p.geo.s, colGrid)
+		}
+		labels = append(labels, label{4 * p.geo.s, p.geo.axisY, name + " · " + play.T(a.lang, "policy."+st.Policy), "row"})
+		if p.run == nil {
+			continue
+		}
+		labels = append(labels, paintPane(dst, a.batch, p.run, &a.view, p.geo, m, a.lang)...)
+	}
+	a.batch.flush(dst)
+	return labels
+}
+
+// gapMaxInView is the largest inter-token gap shown in the view (up to the cursor).
+func gapMaxInView(r *play.SimRun, v *View) float64 {
+	if r == nil {
+		return 0
+	}
+	t1 := v.T0 + v.Span
+	if v.Cursor >= 0 {
+		t1 = math.Min(t1, v.Cursor)
+	}
+	top := 0.0
+	for _, g := range r.ITL {
+		if g.T >= v.T0 && g.T <= t1 {
+			top = math.Max(top, g.Gap)
+		}
+	}
+	return top
+}
+
+// hitPane finds the step under a device-pixel point in any pane.
+func (a *App) hitPane(x, y float64) (pn, row, k int) {
+	for i, p := range a.panes() {
+		top := p.geo.axisY - 4*p.geo.s
+		if y < top || y >= p.geo.h {
+			continue
+		}
+		row, k = hit(p.run, &a.view, p.geo, x, y)
+		return i, row, k
+	}
+	return 0, -1, -1
+}
+
+// runOf is pane i's run.
+func (a *App) runOf(i int) *play.SimRun {
+	if i == 1 {
+		return a.cmp.runB
+	}
+	return a.run
+}
+
+// setCompare turns compare mode on or off; on, run B starts as A's copy
+// with chunking (the comparison most lectures make) unless it has settings.
+func (a *App) setCompare(on bool) {
+	c := &a.cmp
+	c.pair.On = on
+	if on && len(c.pair.B) == 0 {
+		c.pair.SetB(a.state, "policy", map[bool]string{true: "prefill-first", false: "chunked"}[a.state.Policy == "chunked"])
+	}
+	if !on {
+		c.editB = false
+	}
+	a.view.SelPane, a.view.HoverPane = 0, 0
+	a.needSim = true
+	a.urlDirty = true
+}
+
+// handleMore applies the events of compare mode.
+func (a *App) handleMore(ev event) {
+	switch e := ev.(type) {
+	case evCompare:
+		a.setCompare(e.on)
+	case evEditB:
+		if a.cmp.pair.On {
+			a.cmp.editB = e.b
+			a.render()
+		}
+	case evResetB:
+		a.cmp.pair.B = map[string]string{}
+		a.needSim, a.urlDirty = true, true
+	}
+}
+
+// readScreenQuery reads the page's own URL keys: compare mode and run B
+// (cmp=1&b.KEY=...), projector mode (proj=1) and playback speed.
+func (a *App) readScreenQuery(q string) {
+	a.cmp.pair = play.ParsePair(q)
+	a.projector = play.QueryFlag(q, "proj")
+	if v, err := strconv.ParseFloat(play.QueryValue(q, "speed"), 64); err == nil && v > 0 && v <= 1000 {
+		a.speed = v
+	}
+}

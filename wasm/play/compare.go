@@ -1,0 +1,155 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// PairPrefix marks run B's settings in the URL: ?cmp=1&b.policy=chunked&b.budget=512.
+const PairPrefix = "b."
+
+// sharedKeys are the workload and the view: run B always has A's (two runs
+// of the same requests on one clock). Everything else B may change.
+var sharedKeys = map[string]bool{"workload": true, "prompt": true, "output": true, "n": true, "seed": true,
+	"streams": true, "long": true, "longout": true, "inject": true, "duration": true, "batch": true, "ctx": true,
+	"slottft": true, "slotpot": true, "t0": true, "span": true, "cursor": true, "sel": true}
+
+// Shared reports whether key belongs to the workload or the view, which
+// runs A and B share.
+func Shared(key string) bool { return sharedKeys[key] }
+
+// Pair is compare mode: run B is run A with some settings changed.
+type Pair struct {
+	On bool
+	B  map[string]string // B's settings that differ from A's, by URL key
+}
+
+// StateB is run B's state: A's with B's own settings on top, and the notes
+// about values it had to change.
+func (p Pair) StateB(a State) (State, []string) {
+	b := a.Clone()
+	b.Preset = ""
+	var notes []string
+	keys := make([]string, 0, len(p.B))
+	for k := range p.B {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if sharedKeys[k] {
+			continue
+		}
+		if n := b.Set(k, p.B[k]); n != "" {
+			notes = append(notes, "B: "+n)
+		}
+	}
+	return b, notes
+}
+
+// SetB changes one of B's settings; a shared one changes A (the caller's
+// job) and is refused here.
+func (p *Pair) SetB(a State, key, value string) string {
+	if sharedKeys[key] {
+		return ""
+	}
+	if p.B == nil {
+		p.B = map[string]string{}
+	}
+	b := a.Clone()
+	if n := b.Set(key, value); n != "" {
+		return n
+	}
+	// Store B's value as the state spells it, and nothing where it equals A's.
+	v := b.value(key)
+	if v == a.value(key) {
+		delete(p.B, key)
+	} else {
+		p.B[key] = v
+	}
+	return ""
+}
+
+// value is a setting as the URL writes it.
+func (s State) value(key string) string {
+	switch key {
+	case "workload":
+		return s.Workload
+	case "policy":
+		return s.Policy
+	case "model":
+		return s.Model
+	case "gpu":
+		return s.GPU
+	}
+	return FormatNum(s.Num[key])
+}
+
+// Query is the pair's part of the URL ("" when compare mode is off).
+func (p Pair) Query() string {
+	if !p.On {
+		return ""
+	}
+	keys := make([]string, 0, len(p.B))
+	for k := range p.B {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("cmp=1")
+	for _, k := range keys {
+		b.WriteString("&" + PairPrefix + k + "=" + url.QueryEscape(p.B[k]))
+	}
+	return b.String()
+}
+
+// ParsePair reads compare mode from a URL query: a pair preset's B first,
+// then cmp=1 and b.KEY=VALUE on top.
+func ParsePair(q string) Pair {
+	p := Pair{B: map[string]string{}}
+	vals, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil {
+		return p
+	}
+	if b, ok := PairPresets[vals.Get("preset")]; ok {
+		p.On = true
+		for k, v := range b {
+			p.B[k] = v
+		}
+	}
+	if QueryFlag(q, "cmp") {
+		p.On = true
+	}
+	for k := range vals {
+		if strings.HasPrefix(k, PairPrefix) {
+			p.On = true
+			p.B[strings.TrimPrefix(k, PairPrefix)] = vals.Get(k)
+		}
+	}
+	return p
+}
+
+// PairPresets are run B's settings of the presets that compare two runs.
+var PairPresets = map[string]map[string]string{
+	// Prefill-first vs chunked 512 on the same Poisson workload.
+	"compare-chunking": {"policy": "chunked", "budget": "512", "bdec": "1"},
+	// One colocated GPU with a third of the load vs 2P+1D with all of it:
+	// the same load per GPU.
+	"compare-disagg": {"policy": "disagg", "xp": "2", "yd": "1", "rate": "30"},
+}
+
+// The presets that compare two runs, and the one that fills the KV cache;
+// their texts are preset.NAME.title/about in the catalogues.
+func init() {
+	Presets = append(Presets,
+		Preset{"compare-chunking", "Compare: prefill-first vs chunked 512", "", "poisson", "prefill-first",
+			map[string]float64{"prompt": 512, "output": 64, "rate": 30, "n": 1500, "t0": 0, "span": 1}},
+		Preset{"compare-disagg", "Compare: colocated vs 2P+1D", "", "poisson", "prefill-first",
+			map[string]float64{"prompt": 512, "output": 64, "rate": 10, "n": 1500, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
+		Preset{"memory-pressure", "The KV cache fills up", "", "poisson", "chunked",
+			map[string]float64{"prompt": 2048, "output": 512, "rate": 4, "n": 300, "budget": 2048, "bdec": 1,
+				"ideal": 0, "maxseqs": 256, "gpumem": 0.3, "block": 16, "preempt": 1, "t0": 0, "span": 20}},
+	)
+}

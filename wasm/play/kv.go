@@ -1,0 +1,110 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"sort"
+	"strings"
+)
+
+// StepAt is the index of row's step running at time t, else the last one
+// that started before t, else -1.
+func (r *SimRun) StepAt(row int, t float64) int {
+	if row < 0 || row >= len(r.Rows) {
+		return -1
+	}
+	its := r.Rows[row].Iters
+	i := sort.Search(len(its), func(i int) bool { return its[i].Start > t })
+	return i - 1
+}
+
+// Held is one request's tokens in a GPU's KV cache at a step.
+type Held struct{ ID, Tokens int }
+
+// HeldAt lists the requests whose KV row's GPU holds while step k runs and
+// how many tokens each has there, largest first: the tokens the trace gave
+// them before k (a preemption empties theirs). It reads the trace only.
+func (r *SimRun) HeldAt(row, k int) []Held {
+	if row < 0 || row >= len(r.Rows) || k < 0 || k >= len(r.Rows[row].Iters) {
+		return nil
+	}
+	its := r.Rows[row].Iters
+	tokens := map[int]int{}
+	// A decode GPU receives a request's KV cache whole: its prompt is there
+	// from its first step on.
+	decode := strings.HasPrefix(r.Rows[row].Name, "decode")
+	for j := 0; j < k; j++ {
+		for _, item := range its[j].Items {
+			if _, seen := tokens[item.ID]; !seen && decode {
+				if i, ok := r.byID.get(item.ID); ok {
+					tokens[item.ID] = r.Results[i].Prompt
+				}
+			}
+			tokens[item.ID] += item.Tokens
+			if item.Done {
+				delete(tokens, item.ID)
+			}
+		}
+		for _, id := range its[j+1].Preempted {
+			delete(tokens, id)
+		}
+	}
+	out := make([]Held, 0, len(tokens))
+	for id, n := range tokens {
+		out = append(out, Held{id, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tokens != out[j].Tokens {
+			return out[i].Tokens > out[j].Tokens
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Transfers summarises a disaggregated run's KV transfers: how many
+// completed requests moved their KV cache from a prefill to a decode GPU, and the
+// mean and longest transfer (seconds).
+func (r *SimRun) Transfers() (n int, mean, longest float64) {
+	for i, p := range r.Placements {
+		if p.Decode < 0 || i >= len(r.Results) || !r.Results[i].Completed() {
+			continue
+		}
+		n++
+		mean += p.Transfer
+		longest = max(longest, p.Transfer)
+	}
+	if n > 0 {
+		mean /= float64(n)
+	}
+	return n, mean, longest
+}
+
+// PeakKV is the most KV blocks any GPU held in one step.
+func (r *SimRun) PeakKV() int {
+	peak := 0
+	for _, row := range r.Rows {
+		for k := range row.Iters {
+			peak = max(peak, row.Iters[k].KVBlocks)
+		}
+	}
+	return peak
+}
+
+// ResultIndex is the index in Results of the request with this trace ID.
+func (r *SimRun) ResultIndex(id int) (int, bool) { return r.byID.get(id) }
+
+// FirstHeld is the global step index (rows in order) of the first step at
+// which the KV cache held the queue back, or -1.
+func (r *SimRun) FirstHeld() int {
+	n := 0
+	for _, row := range r.Rows {
+		for k := range row.Iters {
+			if row.Iters[k].Held == "kv" {
+				return n + k
+			}
+		}
+		n += len(row.Iters)
+	}
+	return -1
+}
