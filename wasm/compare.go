@@ -68,12 +68,12 @@ func (a *App) panes() []pane {
 	}
 	w, h := float64(a.w), float64(a.h)
 	if !a.cmp.pair.On {
-		return []pane{{a.run, layoutAt(0, w, h, scale, rows(a.run), hasMem(a.run))}}
+		return []pane{{a.run, layoutAt(0, w, h, scale, rows(a.run), hasMem(a.run), false)}}
 	}
 	half := math.Floor(h / 2)
 	return []pane{
-		{a.run, layoutAt(0, w, half, scale, rows(a.run), hasMem(a.run))},
-		{a.cmp.runB, layoutAt(half, w, h-half, scale, rows(a.cmp.runB), hasMem(a.cmp.runB))},
+		{a.run, layoutAt(0, w, half, scale, rows(a.run), hasMem(a.run), true)},
+		{a.cmp.runB, layoutAt(half, w, h-half, scale, rows(a.cmp.runB), hasMem(a.cmp.runB), true)},
 	}
 }
 
@@ -109,16 +109,51 @@ func (a *App) paintAll(dst *ebiten.Image) []label {
 		} else {
 			name, st = "B", a.cmp.stateB
 			// a line between the panes
-			a.batch.rect(0, p.geo.axisY-4*p.geo.s, float64(a.w), 2*p.geo.s, colGrid)
+			a.batch.rect(0, p.geo.axisY-18*p.geo.s, float64(a.w), 2*p.geo.s, colGrid)
 		}
-		labels = append(labels, label{4 * p.geo.s, p.geo.axisY, name + " · " + play.T(a.lang, "policy."+st.Policy), "row"})
+		labels = append(labels, label{4 * p.geo.s, p.geo.axisY - 15*p.geo.s, name + " · " + runTitle(a.lang, st), "row"})
 		if p.run == nil {
 			continue
 		}
-		labels = append(labels, paintPane(dst, a.batch, p.run, &a.view, p.geo, m, a.lang)...)
+		v := a.paneView(i)
+		labels = append(labels, paintPane(dst, a.batch, p.run, &v, p.geo, m, a.lang)...)
 	}
 	a.batch.flush(dst)
 	return labels
+}
+
+// runTitle names a run by its policy and what sets it apart.
+func runTitle(lang string, st play.State) string {
+	t := play.T(lang, "policy."+st.Policy)
+	switch st.Policy {
+	case "chunked":
+		t += " · " + play.Tf(lang, "cmp.budget", st.I("budget"))
+	case "disagg":
+		t += " · " + play.FormatNum(st.F("xp")) + "P+" + play.FormatNum(st.F("yd")) + "D"
+	}
+	return t + " · " + st.Model + " · " + st.GPU + " · " + play.FormatNum(st.F("rate")) + " " + play.T(lang, "unit.req/s")
+}
+
+// paneView is the view pane i draws: the selected or hovered step is
+// outlined in its own run, and in the other run the step its first GPU was
+// running at the same moment.
+func (a *App) paneView(i int) View {
+	v := a.view
+	same := func(pane, row, k int) (int, int) {
+		if pane == i || k < 0 {
+			return row, k
+		}
+		from, to := a.runOf(pane), a.runOf(i)
+		if from == nil || to == nil || row < 0 || row >= len(from.Rows) || k >= len(from.Rows[row].Iters) {
+			return -1, -1
+		}
+		it := &from.Rows[row].Iters[k]
+		return 0, to.StepAt(0, it.Start+it.Duration/2)
+	}
+	v.SelRow, v.Sel = same(a.view.SelPane, a.view.SelRow, a.view.Sel)
+	v.HoverRow, v.Hover = same(a.view.HoverPane, a.view.HoverRow, a.view.Hover)
+	v.SelPane, v.HoverPane = i, i
+	return v
 }
 
 // gapMaxInView is the largest inter-token gap shown in the view (up to the cursor).

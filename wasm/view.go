@@ -116,12 +116,16 @@ type geom struct {
 	gapTop           float64 // the gap scale's top, when another pane shares it (0: this pane's own)
 }
 
-func layout(w, h, s float64, rows int) geom { return layoutAt(0, w, h, s, rows, false) }
+func layout(w, h, s float64, rows int) geom { return layoutAt(0, w, h, s, rows, false, false) }
 
 // layoutAt lays out one run's pane, h tall from y0, with a memory lane
-// under the GPU rows when mem is set (compare mode stacks two panes).
-func layoutAt(y0, w, h, s float64, rows int, mem bool) geom {
+// under the GPU rows when mem is set and a line for the pane's title above
+// the axis when titled (compare mode stacks two panes).
+func layoutAt(y0, w, h, s float64, rows int, mem, titled bool) geom {
 	g := geom{w: w, h: y0 + h, s: s, left: 92 * s, right: 12 * s, axisY: y0 + 4*s, axisH: 20 * s}
+	if titled {
+		g.axisY += 14 * s
+	}
 	g.rowY = g.axisY + g.axisH + 4*s
 	g.rowG = 6 * s
 	avail := y0 + h - g.rowY

@@ -116,7 +116,7 @@ func TestDisaggReportsATransferPerRequest(t *testing.T) {
 	if m := tr["mean_s"].(float64); !(m > 0 && m < 0.1) {
 		t.Errorf("mean KV transfer %g s, want a positive link time", m)
 	}
-	if labels := eval[string](t, ctx, canvasLabels); !strings.Contains(labels, "routed") {
+	if labels := eval[string](t, ctx, canvasLabels); !strings.Contains(labels, "→ ") {
 		t.Errorf("row labels %q do not say what the router sent each GPU", labels)
 	}
 	// Select the first step of prefill GPU 1 (global step 0): it finishes prompts.

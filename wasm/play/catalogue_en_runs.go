@@ -19,6 +19,7 @@ var runsEN = map[string]string{
 	"cmp.attain":     "SLO attainment",
 	"cmp.throughput": "Throughput (tok/s)",
 	"cmp.preempt":    "Preemptions",
+	"cmp.budget":     "budget %d",
 	"cmp.gpus":       "GPUs",
 	"cmp.editing":    "Editing run B: the workload stays shared with A",
 
@@ -44,7 +45,7 @@ var runsEN = map[string]string{
 	"preset.memory-pressure.title":  "The KV cache fills up",
 	"preset.memory-pressure.about":  "2048-token prompts with 512-token outputs, only 30% of the GPU's memory for the engine: the cache fills, the newest sequences are preempted and recomputed, and requests wait for memory, not compute.",
 
-	"canvas.routed": "%d req routed here",
+	"canvas.routed": "→ %d req",
 	"canvas.kv":     "KV cache",
 	"canvas.kvcap":  "%d blocks · %d preempted",
 

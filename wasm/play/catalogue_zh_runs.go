@@ -18,6 +18,7 @@ var runsZH = map[string]string{
 	"cmp.attain":     "SLO 达成率",
 	"cmp.throughput": "吞吐（token/秒）",
 	"cmp.preempt":    "抢占次数",
+	"cmp.budget":     "预算 %d",
 	"cmp.gpus":       "GPU 数",
 	"cmp.editing":    "正在编辑运行 B：负载仍与 A 共享",
 
@@ -43,7 +44,7 @@ var runsZH = map[string]string{
 	"preset.memory-pressure.title":  "KV 缓存被填满",
 	"preset.memory-pressure.about":  "2048 token 的提示、512 token 的输出，引擎只能用 GPU 显存的 30%：缓存填满，最新的序列被抢占并重算，请求在等显存而不是等算力。",
 
-	"canvas.routed": "路由到此 %d 个请求",
+	"canvas.routed": "→ %d 个请求",
 	"canvas.kv":     "KV 缓存",
 	"canvas.kvcap":  "%d 块 · 抢占 %d 次",
 
