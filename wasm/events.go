@@ -37,7 +37,7 @@ func (a *App) handle(ev event) {
 		if play.HasLang(e.lang) && e.lang != a.lang {
 			a.lang = e.lang
 			if p, ok := play.PresetByName(a.state.Preset); ok {
-				a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+				a.info = presetInfo(a.lang, p.Name)
 			}
 			a.dirty = true // the canvas labels
 			a.urlDirty = true
@@ -135,7 +135,7 @@ func (a *App) applyPreset(name string) {
 	a.notes = nil
 	a.playing = false
 	a.needSim = true
-	a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+	a.info = presetInfo(a.lang, p.Name)
 }
 
 // query is the page's URL query: every setting, then the language, the
@@ -149,4 +149,9 @@ func (a *App) query() string {
 		q += "&embed=1"
 	}
 	return q
+}
+
+// presetInfo is a preset's title and description, kept on screen.
+func presetInfo(lang, name string) string {
+	return play.T(lang, "preset."+name+".title") + play.T(lang, "info.sep") + play.T(lang, "preset."+name+".about")
 }

@@ -225,7 +225,7 @@ func main() {
 	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
 	a.embed = play.QueryFlag(q, "embed")
 	if p, ok := play.PresetByName(st.Preset); ok {
-		a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+		a.info = presetInfo(a.lang, p.Name)
 	}
 	if ch := play.QueryValue(q, "chapter"); ch != "" {
 		a.openChapter(ch, false)

@@ -165,10 +165,19 @@ func TestPageDefinesTerms(t *testing.T) {
 			t.Errorf("the glossary lacks %q", want)
 		}
 	}
+	// A headless page has no window focus unless it is emulated.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := eval[string](t, ctx, `getComputedStyle(document.querySelector("#figures th[data-term=ttft] .term"), "::after").content`)
 	vis := eval[string](t, ctx, `(() => { const t = document.querySelector("#figures th[data-term=ttft] .term"); t.focus();
-		const d = t.querySelector(".def"); return getComputedStyle(d).display + " " + d.textContent; })()`)
-	if !strings.HasPrefix(vis, "block") || !strings.Contains(vis, "first token") {
-		t.Errorf("focusing TTFT shows %q, want its definition", vis)
+		return getComputedStyle(t, "::after").content; })()`)
+	if before != "none" && before != "normal" || !strings.Contains(vis, "first token") {
+		t.Errorf("TTFT's definition before focus %q, on focus %q; want it shown on focus only", before, vis)
+	}
+	// Every metric on the page carries a definition.
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("[data-term]")].filter(e => !e.querySelector(".term[data-def]")).length`); n > 0 {
+		t.Errorf("%d metrics on the page have no definition", n)
 	}
 	if th := eval[string](t, ctx, `document.getElementById("fig-throughput").textContent`); !strings.Contains(th, "output tokens") {
 		t.Errorf("throughput %q does not say which tokens", th)

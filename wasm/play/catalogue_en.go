@@ -54,6 +54,7 @@ var catalogueEN = map[string]string{
 	"policy.prefill-first": "Prefill-first (colocated, no chunking)",
 	"policy.chunked":       "Chunked prefill (Sarathi-Serve)",
 	"policy.disagg":        "Disaggregated (DistServe)",
+	"info.sep":             ": ",
 	"preset.custom":        "(custom)",
 	"nav.aria":             "Preset links",
 	"nav.open":             "Open a preset:",
