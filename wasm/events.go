@@ -36,6 +36,7 @@ func (a *App) handle(ev event) {
 	case evLang:
 		if play.HasLang(e.lang) && e.lang != a.lang {
 			a.lang = e.lang
+			a.state.Lang = e.lang
 			if p, ok := play.PresetByName(a.state.Preset); ok {
 				a.info = presetInfo(a.lang, p.Name)
 			}
@@ -130,6 +131,7 @@ func (a *App) applyPreset(name string) {
 		return
 	}
 	s := play.DefaultState()
+	s.Lang = a.lang
 	p.Apply(&s)
 	a.state = s
 	a.notes = nil
@@ -155,3 +157,9 @@ func (a *App) query() string {
 func presetInfo(lang, name string) string {
 	return play.T(lang, "preset."+name+".title") + play.T(lang, "info.sep") + play.T(lang, "preset."+name+".about")
 }
+
+// tr is the text for key in the page's language (for the App's own messages).
+func (a *App) tr(key string) string { return play.T(a.lang, key) }
+
+// trf formats the text for key in the page's language.
+func (a *App) trf(key string, args ...any) string { return play.Tf(a.lang, key, args...) }

@@ -219,10 +219,10 @@ func main() {
 	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
 	q := a.win.Get("location").Get("search").String()
-	st, notes := play.ParseQuery(q)
+	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
+	st, notes := play.ParseQueryIn(q, a.lang)
 	a.state = st
 	a.notes = notes
-	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
 	a.embed = play.QueryFlag(q, "embed")
 	if p, ok := play.PresetByName(st.Preset); ok {
 		a.info = presetInfo(a.lang, p.Name)
