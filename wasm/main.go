@@ -361,7 +361,9 @@ func (a *App) geom() geom {
 // resimulate runs the current state and refreshes everything shown.
 func (a *App) resimulate() {
 	a.gen++
-	a.run.Recycle() // its arrays are refilled by the new run
+	if a.lec == nil || !a.lec.holds(a.run) {
+		a.run.Recycle() // its arrays are refilled by the new run
+	}
 	a.run = nil
 	r, err := play.Simulate(a.state)
 	if err != nil {
