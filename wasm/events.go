@@ -37,8 +37,9 @@ func (a *App) handle(ev event) {
 	case evLang:
 		if play.HasLang(e.lang) && e.lang != a.lang {
 			a.lang = e.lang
+			a.state.Lang = e.lang
 			if p, ok := play.PresetByName(a.state.Preset); ok {
-				a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+				a.info = presetInfo(a.lang, p.Name)
 			}
 			a.dirty = true // the canvas labels
 			a.urlDirty = true
@@ -146,6 +147,7 @@ func (a *App) applyPreset(name string) {
 		return
 	}
 	s := play.DefaultState()
+	s.Lang = a.lang
 	p.Apply(&s)
 	a.state = s
 	// A pair preset opens compare mode with its run B; any other closes it.
@@ -154,7 +156,7 @@ func (a *App) applyPreset(name string) {
 	a.notes = nil
 	a.playing = false
 	a.needSim = true
-	a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+	a.info = presetInfo(a.lang, p.Name)
 }
 
 // query is the page's URL query: every setting, then the language, the
@@ -178,3 +180,14 @@ func (a *App) query() string {
 	}
 	return q
 }
+
+// presetInfo is a preset's title and description, kept on screen.
+func presetInfo(lang, name string) string {
+	return play.T(lang, "preset."+name+".title") + play.T(lang, "info.sep") + play.T(lang, "preset."+name+".about")
+}
+
+// tr is the text for key in the page's language (for the App's own messages).
+func (a *App) tr(key string) string { return play.T(a.lang, key) }
+
+// trf formats the text for key in the page's language.
+func (a *App) trf(key string, args ...any) string { return play.Tf(a.lang, key, args...) }

@@ -13,20 +13,21 @@ func (a *App) figuresJSON() string {
 	return figuresJSONOf(a.pub)
 }
 
+// figuresCSV is the figures export; its headers are in the page's language.
 func (a *App) figuresCSV() string {
 	f := a.figs
 	var sb strings.Builder
-	sb.WriteString("metric,p50_ms,p90_ms,p99_ms\n")
+	sb.WriteString(a.tr("csv.head") + "\n")
 	for i, n := range []string{"ttft", "tpot", "itl"} {
 		v := [][3]float64{f.TTFT, f.TPOT, f.ITL}[i]
 		fmt.Fprintf(&sb, "%s,%s,%s,%s\n", n, ms(v[0]), ms(v[1]), ms(v[2]))
 	}
-	fmt.Fprintf(&sb, "\nattainment,%g\ngoodput_req_s,%g\nthroughput_tok_s,%g\n", f.Attainment, f.Goodput, f.Throughput)
-	sb.WriteString("\nrate_req_s,ttft_p90_ms,tpot_p90_ms,attainment\n")
+	fmt.Fprintf(&sb, "\n%s,%g\n%s,%g\n%s,%g\n", a.tr("csv.attain"), f.Attainment, a.tr("csv.goodput"), f.Goodput, a.tr("csv.throughput"), f.Throughput)
+	sb.WriteString("\n" + a.tr("csv.rates") + "\n")
 	for _, p := range a.rates {
 		fmt.Fprintf(&sb, "%g,%s,%s,%g\n", p.Rate, ms(p.TTFTP90), ms(p.TPOTP90), p.Attainment)
 	}
-	fmt.Fprintf(&sb, "\nquery,%q\n", a.state.Query())
+	fmt.Fprintf(&sb, "\n%s,%q\n", a.tr("csv.query"), a.state.Query())
 	return sb.String()
 }
 

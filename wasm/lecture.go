@@ -20,6 +20,7 @@ type lecture struct {
 	jobs  []sim.LectureJob
 	split bool // demo 3's split jobs were queued
 	lab   *play.LabPair
+	over  *play.Overlay // the lab's unchunked gaps, for the canvas
 	err   string
 	t0    time.Time
 	// tookMs is how long the last recomputation took, from the change to the full table.
@@ -69,7 +70,7 @@ func (l *lecture) settingsChanged(s play.State) {
 	if key == l.key {
 		return
 	}
-	l.key, l.t0, l.done, l.err, l.split, l.lab = key, time.Now(), false, "", false, nil
+	l.key, l.t0, l.done, l.err, l.split, l.lab, l.over = key, time.Now(), false, "", false, nil, nil
 	l.picked, l.right, l.revealed = 0, 0, nil
 	l.jobs = nil
 	if l.ch.Demo == 0 {
@@ -94,17 +95,18 @@ func (l *lecture) settingsChanged(s play.State) {
 
 // tick runs the table's jobs for up to budget; it reports whether the
 // table changed (finished).
-func (l *lecture) tick(s play.State, budget time.Duration) bool {
+func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bool {
 	if l.done {
 		return false
 	}
 	start := time.Now()
 	if l.ch.Demo == 0 {
-		p, err := play.RunLabPair(s)
+		p, err := play.RunLabPair(s, main)
 		if err != nil {
 			l.err = err.Error()
 		} else {
 			l.lab = &p
+			l.over = play.SimOverlay(p.Unchunked, "unchunked")
 		}
 		return l.finish()
 	}
@@ -165,7 +167,7 @@ func (a *App) tickLecture() {
 	}
 	// 25 ms of jobs a frame: the table comes sooner than at 8, and the
 	// page still answers between frames.
-	if a.lec.tick(a.state, 25*time.Millisecond) {
+	if a.lec.tick(a.state, a.run, 25*time.Millisecond) {
 		a.dirty = true // the lab's comparison run is drawn on the canvas
 		a.render()
 		// On the page's clock, for the benchmark: when the table was shown.
@@ -190,10 +192,15 @@ func (a *App) answer(opt int) {
 // chapterOverlay is the lab chapter's unchunked run, drawn on the chunked
 // run's clock and gap axis so the two stalls compare at one scale.
 func (a *App) chapterOverlay() *play.Overlay {
-	if a.lec == nil || a.lec.lab == nil || a.state.Workload != "lab" {
+	if a.lec == nil || a.state.Workload != "lab" {
 		return nil
 	}
-	return play.SimOverlay(a.lec.lab.Unchunked, play.T(a.lang, "lab.unchunked"))
+	return a.lec.over
+}
+
+// holds reports whether the chapter keeps r (so it must not be recycled).
+func (l *lecture) holds(r *play.SimRun) bool {
+	return r != nil && l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r)
 }
 
 // stepChapter moves to the next (+1) or previous (-1) chapter; outside

@@ -230,14 +230,14 @@ func main() {
 	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
 	q := a.win.Get("location").Get("search").String()
-	st, notes := play.ParseQuery(q)
+	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
+	st, notes := play.ParseQueryIn(q, a.lang)
 	a.state = st
 	a.notes = notes
-	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
 	a.embed = play.QueryFlag(q, "embed")
 	a.readScreenQuery(q)
 	if p, ok := play.PresetByName(st.Preset); ok {
-		a.info = play.T(a.lang, "preset."+p.Name+".title") + ": " + play.T(a.lang, "preset."+p.Name+".about")
+		a.info = presetInfo(a.lang, p.Name)
 	}
 	if ch := play.QueryValue(q, "chapter"); ch != "" {
 		a.openChapter(ch, false)
@@ -355,7 +355,9 @@ func (a *App) geom() geom { return a.panes()[0].geo }
 // resimulate runs the current state and refreshes everything shown.
 func (a *App) resimulate() {
 	a.gen++
-	a.run.Recycle() // its arrays are refilled by the new run
+	if a.lec == nil || !a.lec.holds(a.run) {
+		a.run.Recycle() // its arrays are refilled by the new run
+	}
 	a.cmp.runB.Recycle()
 	a.cmp.runB = nil
 	a.run = nil

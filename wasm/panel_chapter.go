@@ -94,7 +94,7 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		var sb strings.Builder
 		for _, key := range l.ch.Moves {
 			pm := paramOf(key)
-			fmt.Fprintf(&sb, `<label for="ch-%s"><span>%s</span> <output id="ch-%s-out"></output></label><input id="ch-%s" type="range" min="%g" max="%g" step="%g">`,
+			fmt.Fprintf(&sb, `<div><label for="ch-%s"><span>%s</span> <output id="ch-%s-out"></output></label><input id="ch-%s" type="range" min="%g" max="%g" step="%g"></div>`,
 				key, esc(u.tr("param."+key)), key, key, sliderMin(pm), sliderMax(pm), pm.Step)
 		}
 		p.setHTML("ch-sliders", sb.String())
@@ -467,7 +467,7 @@ func demo4HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(u.tr("f4.aria")))
 	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="6" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-8, H-B, L, L, H-B)
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%s</text><text x="2" y="14" class="lbl">%s</text>`, L, H-6, html.EscapeString(u.tr("f4.x")), html.EscapeString(u.tr("f4.y")))
-	fmt.Fprintf(&sb, `<text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, py(y1)+10, ms(y1), py(y0), ms(y0))
+	fmt.Fprintf(&sb, `<text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, py(y1)+24, ms(y1), py(y0), ms(y0))
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%s</text><text x="%g" y="%g" class="lbl">%s</text>`, L, H-B+12, ms(x0), W-60, H-B+12, ms(x1))
 	pts := make([]sim.Demo4Row, len(res.Demo4))
 	copy(pts, res.Demo4)

@@ -35,9 +35,10 @@ func (g *glossaryPanel) render(p *page, u *uiState) {
 }
 
 // termHTML is a metric's name with its definition shown on hover and on
-// keyboard focus (the tooltip is inside the focusable name, so a screen
-// reader reads both).
+// keyboard focus. The definition is an attribute the stylesheet shows
+// (.term::after), so the name's text stays the name; aria-description
+// gives it to screen readers.
 func termHTML(u *uiState, key string) string {
-	return `<span class="term" tabindex="0">` + html.EscapeString(u.tr("term."+key)) +
-		`<span class="def" role="tooltip">` + html.EscapeString(u.tr("def."+key)) + `</span></span>`
+	def := html.EscapeString(u.tr("def." + key))
+	return `<span class="term" tabindex="0" data-def="` + def + `" aria-description="` + def + `">` + html.EscapeString(u.tr("term."+key)) + `</span>`
 }

@@ -165,10 +165,19 @@ func TestPageDefinesTerms(t *testing.T) {
 			t.Errorf("the glossary lacks %q", want)
 		}
 	}
+	// A headless page has no window focus unless it is emulated.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := eval[string](t, ctx, `getComputedStyle(document.querySelector("#figures th[data-term=ttft] .term"), "::after").content`)
 	vis := eval[string](t, ctx, `(() => { const t = document.querySelector("#figures th[data-term=ttft] .term"); t.focus();
-		const d = t.querySelector(".def"); return getComputedStyle(d).display + " " + d.textContent; })()`)
-	if !strings.HasPrefix(vis, "block") || !strings.Contains(vis, "first token") {
-		t.Errorf("focusing TTFT shows %q, want its definition", vis)
+		return getComputedStyle(t, "::after").content; })()`)
+	if before != "none" && before != "normal" || !strings.Contains(vis, "first token") {
+		t.Errorf("TTFT's definition before focus %q, on focus %q; want it shown on focus only", before, vis)
+	}
+	// Every metric on the page carries a definition.
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("[data-term]")].filter(e => !e.querySelector(".term[data-def]")).length`); n > 0 {
+		t.Errorf("%d metrics on the page have no definition", n)
 	}
 	if th := eval[string](t, ctx, `document.getElementById("fig-throughput").textContent`); !strings.Contains(th, "output tokens") {
 		t.Errorf("throughput %q does not say which tokens", th)
@@ -268,5 +277,47 @@ func TestLectureScreenshots(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUploadNoticeStays: "overlaid X as run A" stays on screen after the
+// re-simulation the upload starts.
+func TestUploadNoticeStays(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?lang=en")
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{labJSON(t)})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `servelab.status().overlays === 1 && servelab.timings().drawnGen === servelab.timings().gen`, "the upload's run")
+	time.Sleep(400 * time.Millisecond)
+	if info := eval[string](t, ctx, `document.getElementById("info").hidden ? "" : document.getElementById("info").textContent`); !strings.Contains(info, "overlaid lab.json as run A") {
+		t.Errorf("after the upload the info line is %q", info)
+	}
+}
+
+// TestChapterKeysAndButtons: ] and [ move between chapters, the URL follows,
+// and the predict question reveals what the simulation says.
+func TestChapterKeysAndButtons(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo2" && servelab.getState().preset === "demo2"`, "] to open demo 2")
+	waitFor(t, ctx, `location.search.includes("chapter=demo2")`, "the URL to name the chapter")
+	eval[any](t, ctx, `document.querySelector("#ch-nav [data-arg=lab]").click()`)
+	waitFor(t, ctx, `servelab.lecture().chapter === "lab" && servelab.lecture().done`, "the lab chapter")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("[")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo4" && servelab.lecture().done`, "[ to go back to demo 4")
+	if got := eval[string](t, ctx, `document.getElementById("ch-predict").textContent`); strings.Contains(got, "Right.") || strings.Contains(got, "Not quite.") {
+		t.Fatalf("the answer shows before a prediction: %q", got)
+	}
+	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='3']").click()`)
+	waitFor(t, ctx, `document.querySelector("#ch-predict .reveal") !== null`, "the reveal")
+	rev := eval[string](t, ctx, `document.querySelector("#ch-predict .reveal").textContent`)
+	if !strings.HasPrefix(rev, "Right.") || !strings.Contains(rev, "budget 128") {
+		t.Errorf("reveal %q", rev)
 	}
 }

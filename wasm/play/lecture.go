@@ -98,16 +98,24 @@ type LabPair struct {
 	Unchunked, Chunked *SimRun
 }
 
-// RunLabPair simulates both lab runs for s's lab knobs.
-func RunLabPair(s State) (LabPair, error) {
+// RunLabPair simulates both lab runs for s's lab knobs. A run already
+// made for the same settings (the timeline's) may be passed as have; it
+// is used instead of simulating that side again.
+func RunLabPair(s State, have *SimRun) (LabPair, error) {
 	u, c := s.Clone(), s.Clone()
 	u.Workload, c.Workload = "lab", "lab"
 	u.Policy, c.Policy = "prefill-first", "chunked"
-	ru, err := Simulate(u)
+	run := func(x State) (*SimRun, error) {
+		if have != nil && have.State.Query() == x.Query() {
+			return have, nil
+		}
+		return Simulate(x)
+	}
+	ru, err := run(u)
 	if err != nil {
 		return LabPair{}, err
 	}
-	rc, err := Simulate(c)
+	rc, err := run(c)
 	if err != nil {
 		return LabPair{}, err
 	}
@@ -181,11 +189,11 @@ func Reveal(ch Chapter, s State, res *sim.Interference) (int, map[string]string,
 		// The same lab with a 512-token budget instead of the state's.
 		s512 := s.Clone()
 		s512.Num["budget"] = 512
-		p, err := RunLabPair(s512)
+		p, err := RunLabPair(s512, nil)
 		if err != nil {
 			return 0, nil, err
 		}
-		q, err := RunLabPair(s)
+		q, err := RunLabPair(s, nil)
 		if err != nil {
 			return 0, nil, err
 		}
