@@ -612,8 +612,8 @@ func (e *Engine) dropFinished(n int) {
 // so that is a reslice rather than a walk of a queue that can be thousands
 // long when it overflows.
 func (e *Engine) compactAfter(decodes, n int) {
-	if e.role == DecodeOnly || !e.shippedPolicy() {
-		e.compact() // a decode instance's queue holds whole KV caches; other policies may prefill anywhere
+	if !e.shippedPolicy() {
+		e.compact() // other policies may prefill anywhere in the queue
 		return
 	}
 	if decodes > 0 {

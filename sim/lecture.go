@@ -71,10 +71,10 @@ func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	}
 	pre, _ := l.run(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate)
 	dec, _ := l.run(DecodeOnlyPolicy{}, rate)
-	row.ColocatedTTFT90 = Percentile(Values(col, TTFT), 90)
-	row.ColocatedTPOT90 = Percentile(Values(col, TPOT), 90)
-	row.PrefillTTFT90 = Percentile(Values(pre, TTFT), 90)
-	row.DecodeTPOT90 = Percentile(Values(dec, TPOT), 90)
+	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
+	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
+	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
+	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
 
@@ -180,7 +180,7 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 		return Demo4Row{}, err
 	}
 	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
-	return Demo4Row{Policy: p.Name(), Budget: budget,
-		TTFTP50: Percentile(ttft, 50), TTFTP90: Percentile(ttft, 90),
-		TPOTP50: Percentile(tpot, 50), TPOTP90: Percentile(tpot, 90)}, nil
+	t50, t90, _ := percentiles3(ttft)
+	p50, p90, _ := percentiles3(tpot)
+	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
 }
