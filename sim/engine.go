@@ -118,7 +118,8 @@ type Engine struct {
 	runHook func(n int, durs, ends []float64, done int)
 	lz      lazyState
 	done    int // sequences the last step finished
-	expect  int // requests a whole-run driver will submit (reserve)
+	expect  int      // requests a whole-run driver will submit (reserve)
+	sc      *scratch // memory left by the previous run of a search
 }
 
 // reserve sizes the engine's lists for n requests, so that a whole run

@@ -46,7 +46,15 @@ func (e *Engine) Results() []Result {
 	for _, s := range e.running {
 		e.settle(s) // lazy mode: bring the batch up to date
 	}
-	out := make([]Result, len(e.all))
+	var out []Result
+	if e.sc != nil && cap(e.sc.results) >= len(e.all) {
+		out = e.sc.results[:len(e.all)]
+	} else {
+		out = make([]Result, len(e.all))
+		if e.sc != nil {
+			e.sc.results = out
+		}
+	}
 	for i, s := range e.all {
 		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
 			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
@@ -97,7 +105,18 @@ func (o *Outcome) finish(e *Engine) {
 }
 
 // Run simulates reqs to completion: the whole-run driver of the engine.
-func Run(cfg Config, reqs []Request) (*Outcome, error) {
+func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, nil) }
+
+// scratch is the memory one run of a search leaves to the next (a goodput
+// bisection runs one experiment after another): its sequences and results.
+// A run with scratch returns results in it, valid until the next such run.
+type scratch struct {
+	seqs    []Seq
+	results []Result
+}
+
+// run is Run, reusing sc's memory when sc is not nil.
+func run(cfg Config, reqs []Request, sc *scratch) (*Outcome, error) {
 	e, err := NewEngine(cfg)
 	if err != nil {
 		return nil, err
@@ -105,6 +124,12 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 	e.noItems = !cfg.Trace
 	e.allowLazy()
 	e.reserve(len(reqs))
+	if sc != nil {
+		if cap(sc.seqs) < len(reqs) {
+			sc.seqs = make([]Seq, 0, len(reqs))
+		}
+		e.slab, e.sc = sc.seqs[:0], sc // every request fits: Submit carves them all from it
+	}
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}
