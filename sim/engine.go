@@ -117,7 +117,7 @@ type Engine struct {
 	// the batch (the cluster's decode instances keep their results with it).
 	runHook func(n int, durs, ends []float64, done int)
 	lz      lazyState
-	done    int // sequences the last step finished
+	done    int      // sequences the last step finished
 	expect  int      // requests a whole-run driver will submit (reserve)
 	sc      *scratch // memory left by the previous run of a search
 }
