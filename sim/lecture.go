@@ -17,9 +17,11 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
 }
 
-// run simulates the lecture's workload at rate under policy p; with sc,
-// the results are valid until sc's next run.
-func (l Lecture) run(p Policy, rate float64, sc *scratch) ([]Result, error) {
+// run simulates the lecture's workload at rate under policy p.
+func (l Lecture) run(p Policy, rate float64) ([]Result, error) { return l.runOn(p, rate, nil) }
+
+// runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
+func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
 	reqs, err := l.workload(rate)
 	if err != nil {
 		return nil, err
@@ -67,15 +69,15 @@ type Demo2Row struct {
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
 	var sc scratch // each run's figures are taken before the next
-	col, err := l.run(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	col, err := l.runOn(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
 	if err != nil {
 		return row, err
 	}
 	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
 	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
-	pre, _ := l.run(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	pre, _ := l.runOn(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
 	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
-	dec, _ := l.run(DecodeOnlyPolicy{}, rate, &sc)
+	dec, _ := l.runOn(DecodeOnlyPolicy{}, rate, &sc)
 	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
@@ -177,7 +179,7 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 	if budget > 0 {
 		p = Chunked{Budget: budget, ExcludeDecodes: true}
 	}
-	rs, err := l.run(p, rate, nil)
+	rs, err := l.run(p, rate)
 	if err != nil {
 		return Demo4Row{}, err
 	}
