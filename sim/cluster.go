@@ -299,14 +299,11 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 				e.allowLazy()
 				e.runHook = in.decodeRun
 			}
-			e.reserve(n/count + 16)
 			if sc != nil {
-				// Room for twice an even share; a busier instance carves the rest anew.
-				isc := &(*scs)[k]
-				if size := min(n, 2*(n/count)+256); cap(isc.seqs) < size {
-					isc.seqs = make([]Seq, 0, size)
-				}
-				e.slab, e.sc = isc.seqs[:0], isc
+				// Room for twice an even share; a busier instance grows its own.
+				e.useScratch(&(*scs)[k], min(n, 2*(n/count)+256))
+			} else {
+				e.reserve(n/count + 16)
 			}
 			if c.Trace {
 				in.out.items = make([]Item, 0, min(items/count+64, MaxRequests))

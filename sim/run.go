@@ -93,6 +93,9 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 // finish takes the results from the engine and points each traced iteration at its items.
 func (o *Outcome) finish(e *Engine) {
 	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	if sc := e.sc; sc != nil { // the clock's buffers may have grown: keep them for the next run
+		sc.ends, sc.peaks, sc.due = e.lz.ends, e.lz.peaks, e.lz.due
+	}
 	if e.cfg.CountGaps {
 		o.Gaps = append([]GapCount{}, e.gaps...)
 	}
@@ -112,7 +115,24 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, n
 // A run with scratch returns results in it, valid until the next such run.
 type scratch struct {
 	seqs    []Seq
+	lists   [4][]*Seq // all, pending, waiting, running
 	results []Result
+	ends    []float64 // the lazy decode clock's buffers
+	peaks   []peak
+	due     []*Seq
+}
+
+// useScratch runs the engine on sc's memory, sized for n requests.
+func (e *Engine) useScratch(sc *scratch, n int) {
+	if cap(sc.seqs) < n {
+		sc.seqs = make([]Seq, 0, n)
+		for i := range sc.lists {
+			sc.lists[i] = make([]*Seq, 0, n)
+		}
+	}
+	e.sc, e.slab = sc, sc.seqs[:0]
+	e.all, e.pending, e.waiting, e.running = sc.lists[0][:0], sc.lists[1][:0], sc.lists[2][:0], sc.lists[3][:0]
+	e.lz.ends, e.lz.peaks, e.lz.due = sc.ends[:0], sc.peaks[:0], sc.due[:0]
 }
 
 // run is Run, reusing sc's memory when sc is not nil.
@@ -123,12 +143,10 @@ func run(cfg Config, reqs []Request, sc *scratch) (*Outcome, error) {
 	}
 	e.noItems = !cfg.Trace
 	e.allowLazy()
-	e.reserve(len(reqs))
 	if sc != nil {
-		if cap(sc.seqs) < len(reqs) {
-			sc.seqs = make([]Seq, 0, len(reqs))
-		}
-		e.slab, e.sc = sc.seqs[:0], sc // every request fits: Submit carves them all from it
+		e.useScratch(sc, len(reqs))
+	} else {
+		e.reserve(len(reqs))
 	}
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
