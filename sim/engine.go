@@ -108,7 +108,7 @@ type Engine struct {
 	plan    Plan
 	it      Iteration
 	maxCtx  int
-	noItems bool  // a whole run without a trace reads no items: skip building them
+	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
 	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests
 	gaps    []GapCount
 	// Scratch of decodeRun: each step's duration and end.
@@ -485,15 +485,18 @@ func (e *Engine) execute() *Iteration {
 		prefillTokens += c.Tokens
 	}
 	cost := e.cfg.Step.Price(w)
-	it.Index, it.Start, it.Duration, it.Cost = e.iters, e.now, cost.Seconds, cost
+	it.Index, it.Start, it.Duration = e.iters, e.now, cost.Seconds
 	it.Decodes, it.Prefill = len(decodes), prefillTokens
-	switch {
-	case prefillTokens == 0:
-		it.Kind = "decode"
-	case len(decodes) == 0:
-		it.Kind = "prefill"
-	default:
-		it.Kind = "mixed"
+	if !e.noItems { // (a whole run without a trace reads only the step's time and counts)
+		it.Cost = cost
+		switch {
+		case prefillTokens == 0:
+			it.Kind = "decode"
+		case len(decodes) == 0:
+			it.Kind = "prefill"
+		default:
+			it.Kind = "mixed"
+		}
 	}
 	e.iters++
 	e.now += cost.Seconds
@@ -531,7 +534,9 @@ func (e *Engine) execute() *Iteration {
 				e.done++
 			}
 		}
-		it.Items = append(it.Items, item)
+		if !e.noItems {
+			it.Items = append(it.Items, item)
+		}
 	}
 	if decodesDone > 0 || prefilled > 0 {
 		e.compactAfter(decodesDone, prefilled)
