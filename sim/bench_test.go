@@ -47,7 +47,7 @@ func BenchmarkLabPresets(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			defer reportCPU(b, cpuTime())
-	for b.Loop() {
+			for b.Loop() {
 				if _, err := RunLab(Config{Step: step, Policy: p.pol, Trace: true, RecordTokens: true, Limits: lim}, w); err != nil {
 					b.Fatal(err)
 				}
