@@ -238,6 +238,20 @@ func dispatch(ins []*instance, router Router, order []int, at func(int) float64,
 // from its prefill instance; it reaches a decode instance at its first-token
 // time plus the KV transfer, and its later tokens come from there.
 func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
+	return runDisaggregated(c, reqs, nil)
+}
+
+// clusterScratch is scratch for a search's cluster runs: every instance's,
+// and the per-request arrays. A run with it returns results in it, valid
+// until the next such run.
+type clusterScratch struct {
+	res        []Result
+	placements []Placement
+	pre, dec   []scratch
+}
+
+// runDisaggregated is RunDisaggregated, reusing sc's memory when sc is not nil.
+func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOutcome, error) {
 	step, link, router, err := c.check(len(reqs))
 	if err != nil {
 		return nil, err
@@ -252,8 +266,16 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		maxTok = DefaultMaxPrefillTokens
 	}
 	n := len(reqs)
-	out := &ClusterOutcome{Placements: make([]Placement, n)}
-	res := make([]Result, n)
+	out := &ClusterOutcome{}
+	var res []Result
+	if sc != nil {
+		if cap(sc.res) < n {
+			sc.res, sc.placements = make([]Result, n), make([]Placement, n)
+		}
+		res, out.Placements = sc.res[:n], sc.placements[:n]
+	} else {
+		res, out.Placements = make([]Result, n), make([]Placement, n)
+	}
 	for i, r := range reqs {
 		res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
 		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
@@ -261,8 +283,11 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 
 	// newPhase makes count instances; items is about how many trace items
 	// and steps the phase will record (so the trace is not copied as it grows).
-	newPhase := func(role string, count int, p Policy, items, steps int) ([]*instance, error) {
+	newPhase := func(role string, count int, p Policy, items, steps int, scs *[]scratch) ([]*instance, error) {
 		ins := make([]*instance, count)
+		if sc != nil && len(*scs) < count {
+			*scs = make([]scratch, count)
+		}
 		for k := range ins {
 			e, err := NewEngine(Config{Step: step, Policy: p, Limits: c.Limits})
 			if err != nil {
@@ -274,7 +299,12 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 				e.allowLazy()
 				e.runHook = in.decodeRun
 			}
-			e.reserve(n/count + 16)
+			if sc != nil {
+				// Room for twice an even share; a busier instance grows its own.
+				e.useScratch(&(*scs)[k], min(n, 2*(n/count)+256))
+			} else {
+				e.reserve(n/count + 16)
+			}
 			if c.Trace {
 				in.out.items = make([]Item, 0, min(items/count+64, MaxRequests))
 				in.out.Iterations = make([]Iteration, 0, min(steps/count+64, MaxRequests))
@@ -291,7 +321,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	}
 
 	// Prefill side.
-	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok}, n, n)
+	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok}, n, n, scratchOf(sc, true))
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +373,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	for _, r := range reqs {
 		decodeTokens += min(r.Output, MaxTokens) - 1
 	}
-	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{}, decodeTokens, decodeTokens/8)
+	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{}, decodeTokens, decodeTokens/8, scratchOf(sc, false))
 	if err != nil {
 		return nil, err
 	}
@@ -444,6 +474,17 @@ func (c Cluster) check(requests int) (StepModel, float64, Router, error) {
 	return step, link, router, nil
 }
 
+// scratchOf is the instances' scratch of one phase (nil without sc).
+func scratchOf(sc *clusterScratch, prefill bool) *[]scratch {
+	switch {
+	case sc == nil:
+		return nil
+	case prefill:
+		return &sc.pre
+	}
+	return &sc.dec
+}
+
 // Workload builds the requests of one experiment at an arrival rate (req/s).
 type Workload func(rate float64) ([]Request, error)
 
@@ -451,12 +492,13 @@ type Workload func(rate float64) ([]Request, error)
 // whose SLO attainment over RunDisaggregated reaches target (see Goodput),
 // searched up to hi req/s, and that rate divided by the cluster's GPUs.
 func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
+	var sc clusterScratch // each run's results are read before the next
 	total, saturated, err = Goodput(func(rate float64) (float64, error) {
 		reqs, err := wl(rate)
 		if err != nil {
 			return 0, err
 		}
-		o, err := RunDisaggregated(c, reqs)
+		o, err := runDisaggregated(c, reqs, &sc)
 		if err != nil {
 			return 0, err
 		}

@@ -215,8 +215,11 @@ func TestPercentiles3MatchPercentile(t *testing.T) {
 		}
 		sorted := slices.Clone(xs)
 		want := [3]float64{Percentile(sorted, 50), Percentile(sorted, 90), Percentile(sorted, 99)}
-		if a, b, c := percentiles3(xs); [3]float64{a, b, c} != want {
+		if a, b, c := percentiles3(slices.Clone(xs)); [3]float64{a, b, c} != want {
 			t.Fatalf("n=%d: %v, %v, %v; Percentile gives %v", n, a, b, c, want)
+		}
+		if got := percentile(xs, 90); got != want[1] {
+			t.Fatalf("n=%d: P90 %v; Percentile gives %v", n, got, want[1])
 		}
 	}
 }
@@ -308,6 +311,31 @@ func TestDecodeOnlyKeepsItsLimits(t *testing.T) {
 		}
 		if c := Count(e.Results()); c.Completed != len(reqs) {
 			t.Errorf("%+v: %v", lim, c)
+		}
+	}
+}
+
+// TestScratchRunsAreFreshRuns: a search's runs reuse the memory of the one
+// before (scratch); each must come out as a run of its own would.
+func TestScratchRunsAreFreshRuns(t *testing.T) {
+	step := lectureStep(t)
+	var sc scratch
+	var csc clusterScratch
+	for i, n := range []int{300, 900, 40, 600, 1} {
+		reqs, _ := PoissonLengths(n, float64(10+30*i), Uniform(1, 800), Uniform(1, 200), uint64(i))
+		for _, p := range []Policy{PrefillFirst{MaxTokens: 4096}, Chunked{Budget: 256}, DecodeOnlyPolicy{}} {
+			cfg := Config{Step: step, Policy: p, Limits: Limits{MaxSeqs: 64}}
+			want, _ := Run(cfg, reqs)
+			got, _ := run(cfg, reqs, &sc)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("run %d (%s): a run on scratch differs from a fresh one", i, p.Name())
+			}
+		}
+		c := Cluster{Step: step, Prefill: 1 + i%3, Decode: 1 + i%2, Limits: Limits{MaxSeqs: 32}}
+		want, _ := RunDisaggregated(c, reqs)
+		got, _ := runDisaggregated(c, reqs, &csc)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cluster run %d: a run on scratch differs from a fresh one", i)
 		}
 	}
 }

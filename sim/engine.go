@@ -116,17 +116,19 @@ type Engine struct {
 	plan    Plan
 	it      Iteration
 	maxCtx  int
-	noItems bool  // a whole run without a trace reads no items: skip building them
-	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests
+	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
+	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
 	gaps    []GapCount
 	// Scratch of decodeRun: each step's duration and end.
 	durs, ends []float64
-	// runHook, when set, sees every decodeRun before finished sequences leave
-	// the batch (the cluster's decode instances keep their results with it).
+	// runHook, when set, sees every decodeRun: the batch size, each step's
+	// duration and end, and how many the last one finished (a cluster's
+	// router counts the work and time with it).
 	runHook func(n int, durs, ends []float64, done int)
 	lz      lazyState
-	done    int // sequences the last step finished
-	expect  int // requests a whole-run driver will submit (reserve)
+	done    int      // sequences the last step finished
+	expect  int      // requests a whole-run driver will submit (reserve)
+	sc      *scratch // memory left by the previous run of a search
 }
 
 // reserve sizes the engine's lists for n requests, so that a whole run
@@ -514,15 +516,18 @@ func (e *Engine) execute() *Iteration {
 		prefillTokens += c.Tokens
 	}
 	cost := e.cfg.Step.Price(w)
-	it.Index, it.Start, it.Duration, it.Cost = e.iters, e.now, cost.Seconds, cost
+	it.Index, it.Start, it.Duration = e.iters, e.now, cost.Seconds
 	it.Decodes, it.Prefill = len(decodes), prefillTokens
-	switch {
-	case prefillTokens == 0:
-		it.Kind = "decode"
-	case len(decodes) == 0:
-		it.Kind = "prefill"
-	default:
-		it.Kind = "mixed"
+	if !e.noItems { // (a whole run without a trace reads only the step's time and counts)
+		it.Cost = cost
+		switch {
+		case prefillTokens == 0:
+			it.Kind = "decode"
+		case len(decodes) == 0:
+			it.Kind = "prefill"
+		default:
+			it.Kind = "mixed"
+		}
 	}
 	e.iters++
 	e.now += cost.Seconds
@@ -560,7 +565,9 @@ func (e *Engine) execute() *Iteration {
 				e.done++
 			}
 		}
-		it.Items = append(it.Items, item)
+		if !e.noItems {
+			it.Items = append(it.Items, item)
+		}
 	}
 	if decodesDone > 0 || prefilled > 0 {
 		e.compactAfter(decodesDone, prefilled)
@@ -642,8 +649,8 @@ func (e *Engine) dropFinished(n int) {
 // so that is a reslice rather than a walk of a queue that can be thousands
 // long when it overflows.
 func (e *Engine) compactAfter(decodes, n int) {
-	if e.role == DecodeOnly || !e.shippedPolicy() {
-		e.compact() // a decode instance's queue holds whole KV caches; other policies may prefill anywhere
+	if !e.shippedPolicy() {
+		e.compact() // other policies may prefill anywhere in the queue
 		return
 	}
 	if decodes > 0 {

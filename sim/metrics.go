@@ -134,6 +134,19 @@ func summarize(rs []Result, withITL bool) Summary {
 	return s
 }
 
+// percentile is Percentile(xs, p) found by selection; it reorders xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	for _, x := range xs {
+		if x != x {
+			return Percentile(xs, p)
+		}
+	}
+	return selectRank(xs, 0, rank(len(xs), p))
+}
+
 // percentiles3 is Percentile's P50, P90 and P99 of xs, found by selection
 // (linear time, where sorting is not) unless xs holds a NaN, whose place in
 // the order only sorting defines. It reorders xs.
