@@ -224,6 +224,23 @@ func (a *App) handleMore(ev event) {
 	case evResetB:
 		a.cmp.pair.B = map[string]string{}
 		a.needSim, a.urlDirty = true, true
+	case evReplace:
+		o := a.ask.pending
+		a.ask.pending = nil
+		if o != nil && e.slot >= 0 {
+			a.placeOverlay(o, e.slot)
+		}
+		a.render()
+	case evSwitchConfig:
+		if !e.keep && a.ask.offerPolicy != "" {
+			a.state.Policy = a.ask.offerPolicy
+			if a.ask.offerBudget > 0 {
+				a.state.Set("budget", play.FormatNum(float64(a.ask.offerBudget)))
+			}
+			a.needSim = true
+		}
+		a.ask.offerPolicy = ""
+		a.render()
 	}
 }
 

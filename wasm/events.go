@@ -82,6 +82,7 @@ func (a *App) handle(ev event) {
 		a.overlays = [2]*play.Overlay{}
 		a.info = ""
 		a.notes = nil
+		a.ask = uploadAsk{}
 		a.message("", false)
 		a.dirty = true
 		a.render()

@@ -41,9 +41,11 @@ type (
 	evProjector     struct{}
 	evCopyLink      struct{}
 	evEmbedSnippet  struct{}
-	evCompare       struct{ on bool } // compare mode on or off
-	evEditB         struct{ b bool }  // the form edits run B (else A)
-	evResetB        struct{}          // run B back to A's settings
+	evCompare       struct{ on bool }   // compare mode on or off
+	evEditB         struct{ b bool }    // the form edits run B (else A)
+	evResetB        struct{}            // run B back to A's settings
+	evReplace       struct{ slot int }  // the third file replaces run A (0) or B (1); -1 drops it
+	evSwitchConfig  struct{ keep bool } // take the uploaded file's scheduler (keep: leave the page's)
 )
 
 // uiState is what the panels read: a view of the App's state for one render.
@@ -68,6 +70,7 @@ type uiState struct {
 	cmp      *compareState
 	stepPane int
 	speed    float64
+	ask      *uploadAsk
 }
 
 // tr is the text for key in the page's language.

@@ -11,13 +11,13 @@ import (
 	"syscall/js"
 
 	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/wasm/play"
 )
 
 // controlsPanel is the settings form, the preset menu and the playback bar.
 type controlsPanel struct {
-	lang string // the language the menus were filled in
+	lang   string   // the language the menus were filled in
+	models []string // the model picker's entries (nil: refill it)
 }
 
 func (c *controlsPanel) bind(p *page, emit func(event)) {
@@ -28,7 +28,7 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 		}
 		p.setHTML(id, sb.String())
 	}
-	fill("model", modelspecs.Names())
+	c.models = nil // render fills the model picker (uploaded models join it)
 	fill("gpu", hwspecs.Names())
 	for _, n := range play.Params {
 		key := n.Key
@@ -82,6 +82,14 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	st := u.st
 	if u.cmp != nil && u.cmp.pair.On && u.cmp.editB {
 		st = &u.cmp.stateB // the form edits run B
+	}
+	if names := play.ModelNames(); len(names) != len(c.models) {
+		c.models = names
+		var sb strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&sb, `<option value="%s">%s</option>`, html.EscapeString(n), html.EscapeString(n))
+		}
+		p.setHTML("model", sb.String())
 	}
 	if c.lang != u.lang {
 		c.lang = u.lang

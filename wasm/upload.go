@@ -17,7 +17,7 @@ func (a *App) bindUpload() {
 		if n == 0 {
 			return
 		}
-		for i := 0; i < n && i < 2; i++ {
+		for i := 0; i < n && i < 3; i++ {
 			f := files.Index(i)
 			name := f.Get("name").String()
 			if size := f.Get("size").Float(); size > sim.MaxMeasuredBytes {
@@ -62,9 +62,34 @@ func (a *App) bindUpload() {
 	}
 }
 
-// loadMeasured parses an uploaded file, configures the simulation from it
-// and lays it over the timeline: the first as A, a later one as B.
+// loadMeasured reads an uploaded file: a Hugging Face config.json joins the
+// model picker and runs; a trace (CSV or JSON Lines) becomes the workload;
+// a measured run is laid over the timeline, the first as A, a second as B,
+// and a third asks which it replaces.
 func (a *App) loadMeasured(name string, data []byte) {
+	if play.IsHFConfig(data) {
+		m, err := play.AddModel(name, data)
+		if err != nil {
+			a.message(play.Tf(a.lang, "up.badmodel", name, err.Error()), true)
+			return
+		}
+		a.controls.models = nil // refill the picker
+		a.change("model", m)
+		a.info = play.Tf(a.lang, "up.model", name, m)
+		a.render()
+		return
+	}
+	if play.IsTrace(name, data) {
+		n, err := play.SetTrace(name, data)
+		if err != nil {
+			a.message(play.Tf(a.lang, "up.badtrace", err.Error()), true)
+			return
+		}
+		a.change("workload", "trace")
+		a.info = play.Tf(a.lang, "up.trace", name, n)
+		a.render()
+		return
+	}
 	o, err := play.ParseMeasured(name, data)
 	if err != nil {
 		a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
@@ -76,12 +101,21 @@ func (a *App) loadMeasured(name string, data []byte) {
 		a.render()
 		return
 	}
-	slot := 0
-	if a.overlays[0] != nil && a.overlays[1] == nil {
-		slot = 1
-	} else if a.overlays[0] != nil {
-		a.overlays = [2]*play.Overlay{}
+	switch {
+	case a.overlays[0] == nil:
+		a.placeOverlay(o, 0)
+	case a.overlays[1] == nil:
+		a.placeOverlay(o, 1)
+	default:
+		a.ask.pending = o // a third file: ask which run it replaces
+		a.render()
 	}
+}
+
+// placeOverlay lays o over the timeline as run A (slot 0: the simulation
+// takes its workload) or B, and offers the file's scheduler when its label
+// names another than the page's.
+func (a *App) placeOverlay(o *play.Overlay, slot int) {
 	if slot == 0 {
 		a.notes = o.ApplyConfig(&a.state)
 		a.state.Preset = ""
@@ -89,8 +123,12 @@ func (a *App) loadMeasured(name string, data []byte) {
 	}
 	o.Origin = math.Max(0, a.state.F("inject"))
 	a.overlays[slot] = o
+	a.ask.offerPolicy = ""
+	if pol, budget := o.Suggests(); pol != "" && (pol != a.state.Policy || (pol == "chunked" && budget > 0 && budget != a.state.I("budget"))) {
+		a.ask.offerName, a.ask.offerPolicy, a.ask.offerBudget = o.Name, pol, budget
+	}
 	a.dirty = true
 	// The notice stays on screen (the re-simulation it starts must not clear it).
-	a.info = play.Tf(a.lang, "up.overlaid", name, "AB"[slot:slot+1], o.Kind)
+	a.info = play.Tf(a.lang, "up.overlaid", o.Name, "AB"[slot:slot+1], o.Kind)
 	a.render()
 }

@@ -90,3 +90,46 @@ func BenchmarkBrowser(b *testing.B) {
 		b.Errorf("app.wasm took %.2f MB on the wire > %.1f MB", wire/1e6, budgetWireBytes/1e6)
 	}
 }
+
+// budgetCompareMs is compare mode's budget: both re-simulations (1500
+// requests each) and the redraw of both panes, p95.
+const budgetCompareMs = 33.0
+
+// BenchmarkBrowserCompare measures compare mode in headless Chromium: a
+// rate change re-simulates run A (prefill-first) and run B (chunked 512),
+// 1500 requests each, and redraws both panes. It reports p50/p95 and fails
+// over the budget.
+func BenchmarkBrowserCompare(b *testing.B) {
+	ctx := browser(b)
+	open(b, ctx, serve(b)+"?preset=compare-chunking")
+	waitFor(b, ctx, `servelab.figures().b && servelab.figures().b.submitted === 1500`, "both runs")
+	var costs []float64
+	var rates []float64
+	for r := 10.0; r <= 40; r += 2 {
+		rates = append(rates, r)
+	}
+	for r := 39.0; r >= 11; r -= 2 {
+		rates = append(rates, r)
+	}
+	for i := 0; i < 3; i++ {
+		for _, r := range rates {
+			gen := eval[int](b, ctx, `servelab.timings().gen`)
+			setRange(b, ctx, "rate", r)
+			waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "the redraw")
+			t := eval[map[string]float64](b, ctx, `servelab.timings()`)
+			costs = append(costs, t["simMs"]+t["drawMs"])
+		}
+	}
+	if n := eval[float64](b, ctx, `servelab.figures().b.submitted`); n != 1500 {
+		b.Fatalf("run B has %v requests, want 1500", n)
+	}
+	warm := costs[len(rates):]
+	sort.Float64s(warm)
+	p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
+	b.ReportMetric(p50, "ms-compare-p50")
+	b.ReportMetric(p95, "ms-compare-p95")
+	b.Logf("compare mode, both re-simulations + redraw (1500 requests each): p50 %.1f ms, p95 %.1f ms (budget %.0f)", p50, p95, budgetCompareMs)
+	if p95 > budgetCompareMs {
+		b.Errorf("compare re-simulations + redraw p95 %.1f ms > %.0f ms", p95, budgetCompareMs)
+	}
+}

@@ -267,3 +267,84 @@ func TestRunsScreenshots(t *testing.T) {
 		}
 	}
 }
+
+// upload puts files into the page's upload button as a user would.
+func upload(t *testing.T, ctx context.Context, paths ...string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), paths)); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+}
+
+// writeFile writes text into a fresh temporary file called name.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestUploadedConfigJoinsThePicker: a Hugging Face config.json joins the
+// model picker, is chosen, and runs (a smaller model: a shorter TTFT).
+func TestUploadedConfigJoinsThePicker(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2")
+	before := eval[float64](t, ctx, `servelab.figures().ttft.p50`)
+	upload(t, ctx, writeFile(t, "tiny-llama-config.json", `{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+		"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+		"num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048}`))
+	waitFor(t, ctx, `[...document.getElementById("model").options].some(o => o.value === "tiny-llama") && servelab.getState().model === "tiny-llama"`, "the uploaded model in the picker")
+	waitFor(t, ctx, `servelab.figures().query.includes("model=tiny-llama") && servelab.figures().completed > 0`, "the uploaded model to run")
+	if after := eval[float64](t, ctx, `servelab.figures().ttft.p50`); !(after > 0 && after < before) {
+		t.Errorf("P50 TTFT %.4f s with the 1B model, %.4f s with the 8B: want a shorter one", after, before)
+	}
+	if v := eval[string](t, ctx, `document.getElementById("model").value`); v != "tiny-llama" {
+		t.Errorf("the picker shows %q", v)
+	}
+}
+
+// TestUploadedTraceIsReplayed: a trace CSV (as servelab sim --trace reads
+// it) becomes the workload, request for request.
+func TestUploadedTraceIsReplayed(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t))
+	var b strings.Builder
+	b.WriteString("arrival,prompt,output\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "%.3f,%d,%d\n", float64(i)*0.05, 256+16*i, 32)
+	}
+	upload(t, ctx, writeFile(t, "requests.csv", b.String()))
+	waitFor(t, ctx, `servelab.getState().workload === "trace" && servelab.figures().submitted === 40`, "the trace's 40 requests")
+}
+
+// TestThirdUploadAsksAndClearClearsMessages: a third measured file asks
+// which run it replaces; a file whose label names another scheduler offers
+// to switch; Clear measured clears the files, the questions and the messages.
+func TestThirdUploadAsksAndClearClearsMessages(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=lab-chunked")
+	lab, err := os.ReadFile(labJSON(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchunked := writeFile(t, "unchunked.json", string(lab))
+	upload(t, ctx, unchunked)
+	waitFor(t, ctx, `servelab.status().overlays === 1 && document.getElementById("up-switch") !== null`, "the offer to switch to the file's scheduler")
+	eval[chromedp.Void](t, ctx, `document.getElementById("up-switch").click()`)
+	waitFor(t, ctx, `servelab.getState().policy === "prefill-first"`, "the switch to prefill-first")
+	upload(t, ctx, writeFile(t, "b.json", string(lab)))
+	waitFor(t, ctx, `servelab.status().overlays === 2`, "run B")
+	upload(t, ctx, writeFile(t, "c.json", string(lab)))
+	waitFor(t, ctx, `document.getElementById("up-replace-b") !== null`, "the question which run the third file replaces")
+	if n := eval[float64](t, ctx, `servelab.status().overlays`); n != 2 {
+		t.Fatalf("%v overlays while asking: the third file must not replace both", n)
+	}
+	eval[chromedp.Void](t, ctx, `document.getElementById("up-replace-b").click()`)
+	waitFor(t, ctx, `document.getElementById("measured-table").textContent.includes("c.json") && document.getElementById("measured-table").textContent.includes("unchunked.json")`, "c.json as run B beside A")
+	upload(t, ctx, writeFile(t, "broken.json", `{"summary": {`))
+	waitFor(t, ctx, `!document.getElementById("message").hidden && document.getElementById("message").textContent.includes("broken.json")`, "the error message")
+	eval[chromedp.Void](t, ctx, `document.getElementById("clear-measured").click()`)
+	waitFor(t, ctx, `servelab.status().overlays === 0 && document.getElementById("message").hidden && document.getElementById("upload-ask").hidden`, "Clear to clear the files and the messages")
+}

@@ -15,7 +15,7 @@ const PairPrefix = "b."
 // of the same requests on one clock). Everything else B may change.
 var sharedKeys = map[string]bool{"workload": true, "prompt": true, "output": true, "n": true, "seed": true,
 	"streams": true, "long": true, "longout": true, "inject": true, "duration": true, "batch": true, "ctx": true,
-	"slottft": true, "slotpot": true, "t0": true, "span": true, "cursor": true, "sel": true}
+	"slottft": true, "slotpot": true, "lendist": true, "spread": true, "t0": true, "span": true, "cursor": true, "sel": true}
 
 // Shared reports whether key belongs to the workload or the view, which
 // runs A and B share.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
@@ -78,7 +77,7 @@ type GapAt struct{ T, Gap float64 }
 
 // stepModel builds the step model the state names, with its assumptions.
 func stepModel(s State) (sim.StepModel, error) {
-	m, err := modelspecs.Get(s.Model)
+	m, err := model(s.Model)
 	if err != nil {
 		return sim.StepModel{}, err
 	}
@@ -153,7 +152,7 @@ func Simulate(s State) (*SimRun, error) {
 		sum := lo.Summary
 		r.Lab = &sum
 	default:
-		reqs, err := sim.Poisson(s.I("n"), s.F("rate"), s.I("prompt"), s.I("output"), uint64(s.I("seed")))
+		reqs, err := requests(s, s.F("rate"))
 		if err != nil {
 			return nil, err
 		}
@@ -520,6 +519,8 @@ func (r *SimRun) Figures() Figures {
 	switch {
 	case r.State.Workload == "lab":
 		f.GoodputNote = "note.closedloop"
+	case r.State.Workload == "trace":
+		f.GoodputNote = "note.trace"
 	case r.Truncated:
 		f.GoodputNote = "note.cut"
 	case SweepTooBig(r.State):
@@ -537,8 +538,7 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	if err != nil {
 		return sim.Summary{}, 0, err
 	}
-	n := s.I("n")
-	reqs, err := sim.Poisson(n, rate, s.I("prompt"), s.I("output"), uint64(s.I("seed")))
+	reqs, err := requests(s, rate)
 	if err != nil {
 		return sim.Summary{}, 0, err
 	}
@@ -573,7 +573,9 @@ const maxSweepTokens = 600_000
 
 // SweepTooBig reports whether the background figures (goodput, latency vs
 // rate) would take too long for s: they are skipped, with a note.
-func SweepTooBig(s State) bool { return s.I("n")*s.I("output") > maxSweepTokens }
+func SweepTooBig(s State) bool {
+	return s.Workload == "trace" || s.I("n")*s.I("output") > maxSweepTokens
+}
 
 // RatePoint is one point of the latency-vs-rate view.
 type RatePoint struct {

@@ -67,6 +67,8 @@ var Params = []Param{
 	{"ovh", "Overhead per step", 0, 50, 0.1, 1, "ms"},
 	{"slottft", "TTFT SLO", 1, 100000, 1, 100, "ms"},
 	{"slotpot", "TPOT SLO", 0.1, 10000, 0.1, 15, "ms"},
+	{"lendist", "Length distribution: fixed (0), uniform (1), lognormal (2)", 0, 2, 1, 0, ""},
+	{"spread", "Length spread", 0, 2, 0.05, 0.5, ""},
 	{"ideal", "Ideal engine (no memory or sequence limits)", 0, 1, 1, 1, ""},
 	{"maxseqs", "Max sequences", 1, 4096, 1, 256, ""},
 	{"gpumem", "GPU memory utilization", 0.05, 1, 0.01, 0.9, ""},
@@ -87,7 +89,7 @@ var numIndex = func() map[string]*Param {
 }()
 
 var (
-	workloads = []string{"poisson", "lab"}
+	workloads = []string{"poisson", "lab", "trace"}
 	policies  = []string{"prefill-first", "chunked", "disagg"}
 )
 
@@ -158,7 +160,7 @@ func (s *State) setChoice(key, v string) string {
 	case "policy":
 		valid, dst = policies, &s.Policy
 	case "model":
-		valid, dst = modelspecs.Names(), &s.Model
+		valid, dst = ModelNames(), &s.Model
 	case "gpu":
 		valid, dst = hwspecs.Names(), &s.GPU
 	case "preset":

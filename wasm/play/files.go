@@ -1,0 +1,184 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+// Models and a trace uploaded in the page: they live as long as the tab
+// (a link to them names them, and says so when they are missing).
+var (
+	userModels []modelspecs.Model
+	userTrace  struct {
+		name string
+		reqs []sim.Request
+	}
+)
+
+// IsHFConfig reports whether data looks like a Hugging Face config.json
+// (a model's shape) rather than a measured run.
+func IsHFConfig(data []byte) bool {
+	var c struct {
+		Layers *int `json:"num_hidden_layers"`
+		Hidden *int `json:"hidden_size"`
+	}
+	return json.Unmarshal(data, &c) == nil && c.Layers != nil && c.Hidden != nil
+}
+
+// AddModel reads a Hugging Face config.json and adds its model to the
+// model picker (replacing one of the same name); it returns the name.
+func AddModel(fileName string, data []byte) (string, error) {
+	name := strings.TrimSuffix(strings.TrimSuffix(fileName, ".json"), "config")
+	name = strings.Trim(name, "-_. ")
+	m, err := modelspecs.FromHFConfig(data, "")
+	if err != nil {
+		return "", err
+	}
+	if m.Name == "" || strings.HasPrefix(m.Name, "custom-") {
+		if name != "" {
+			m.Name = name
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return "", fmt.Errorf("%s: %w", fileName, err)
+	}
+	for _, n := range modelspecs.Names() {
+		if strings.EqualFold(n, m.Name) {
+			m.Name += " (uploaded)" // the catalogue's own stays as it is
+		}
+	}
+	for i := range userModels {
+		if userModels[i].Name == m.Name {
+			userModels[i] = m
+			return m.Name, nil
+		}
+	}
+	userModels = append(userModels, m)
+	return m.Name, nil
+}
+
+// ModelNames is the model picker: the catalogue, then uploaded models.
+func ModelNames() []string {
+	names := modelspecs.Names()
+	for _, m := range userModels {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// model finds a model by name among the catalogue and the uploads.
+func model(name string) (modelspecs.Model, error) {
+	for _, m := range userModels {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	m, err := modelspecs.Get(name)
+	if err != nil && strings.Contains(name, "(uploaded)") {
+		return m, fmt.Errorf("model %q was uploaded in another page: upload its config.json again", name)
+	}
+	return m, err
+}
+
+// IsTrace reports whether a file should be read as a request trace: a
+// CSV, or JSON Lines whose first line has an arrival time and lengths.
+func IsTrace(name string, data []byte) bool {
+	lower := strings.ToLower(name)
+	if strings.HasSuffix(lower, ".csv") {
+		return true
+	}
+	if !strings.HasSuffix(lower, ".jsonl") {
+		return false
+	}
+	line, _, _ := bytes.Cut(bytes.TrimSpace(data), []byte("\n"))
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	_, a := m["timestamp"]
+	_, b := m["arrival"]
+	_, c := m["arrival_time"]
+	return a || b || c
+}
+
+// SetTrace reads a trace file as the CLI's --trace does and makes it the
+// page's "trace" workload; it returns how many requests it holds.
+func SetTrace(name string, data []byte) (int, error) {
+	reqs, err := sim.ReadTrace(bytes.NewReader(data), name)
+	if err != nil {
+		return 0, err
+	}
+	if len(reqs) == 0 {
+		return 0, fmt.Errorf("%s holds no requests", name)
+	}
+	userTrace.name, userTrace.reqs = name, reqs
+	return len(reqs), nil
+}
+
+// TraceName is the uploaded trace's file name ("" if none).
+func TraceName() string { return userTrace.name }
+
+// requests is the state's workload at rate: the uploaded trace, or Poisson
+// arrivals with fixed lengths or the distribution the state names.
+func requests(s State, rate float64) ([]sim.Request, error) {
+	if s.Workload == "trace" {
+		if userTrace.reqs == nil {
+			return nil, fmt.Errorf("the trace workload needs a trace file: upload a CSV or JSONL (arrival, prompt, output) as servelab sim --trace reads")
+		}
+		return append([]sim.Request(nil), userTrace.reqs...), nil
+	}
+	p, o := Lengths(s)
+	return sim.PoissonLengths(s.I("n"), rate, p, o, uint64(s.I("seed")))
+}
+
+// Lengths are the prompt and output length distributions the state names:
+// fixed (lendist 0), uniform within ±spread of the length (1), or
+// lognormal around it with sigma spread (2), clamped to [1, 4x the length].
+func Lengths(s State) (prompt, output sim.Lengths) {
+	mk := func(n int) sim.Lengths {
+		sp := s.F("spread")
+		switch s.I("lendist") {
+		case 1:
+			sp = math.Min(sp, 0.95)
+			return sim.Lengths{Kind: "uniform", Min: max(1, int(math.Round(float64(n)*(1-sp)))), Max: max(1, int(math.Round(float64(n)*(1+sp))))}
+		case 2:
+			return sim.Lengths{Kind: "lognormal", Mu: math.Log(float64(n)), Sigma: sp, Min: 1, Max: 4 * n}
+		}
+		return sim.Lengths{Kind: "fixed", Value: n}
+	}
+	return mk(s.I("prompt")), mk(s.I("output"))
+}
+
+// labelPolicy reads a scheduler from a run's label or file name, as the
+// lab's --label names it ("unchunked", "chunked-512", "prefill-first"...).
+var labelBudget = regexp.MustCompile(`(?i)(?:chunk(?:ed)?|budget)[-_ =]?(\d{2,5})`)
+
+// Suggests is the scheduler the file's label or name says it ran with:
+// a policy ("" when it says nothing) and a budget (0 when it names none).
+func (o *Overlay) Suggests() (policy string, budget int) {
+	label := o.Name
+	if o.Config != nil && o.Config.Label != "" {
+		label = o.Config.Label + " " + o.Name
+	}
+	l := strings.ToLower(label)
+	switch {
+	case strings.Contains(l, "unchunk") || strings.Contains(l, "no-chunk") || strings.Contains(l, "nochunk") || strings.Contains(l, "prefill-first"):
+		return "prefill-first", 0
+	case strings.Contains(l, "chunk"):
+		if m := labelBudget.FindStringSubmatch(label); m != nil {
+			budget, _ = strconv.Atoi(m[1])
+		}
+		return "chunked", budget
+	}
+	return "", 0
+}
