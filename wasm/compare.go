@@ -211,7 +211,7 @@ func (a *App) setCompare(on bool) {
 	a.urlDirty = true
 }
 
-// handleMore applies the events of compare mode.
+// handleMore applies the events of compare mode, the split search and uploads.
 func (a *App) handleMore(ev event) {
 	switch e := ev.(type) {
 	case evCompare:
@@ -224,6 +224,13 @@ func (a *App) handleMore(ev event) {
 	case evResetB:
 		a.cmp.pair.B = map[string]string{}
 		a.needSim, a.urlDirty = true, true
+	case evSplit:
+		a.startSplit(e.gpus)
+	case evSplitUse:
+		if r := a.split.res; r != nil && r.Best.Total > 0 {
+			a.change("xp", strconv.Itoa(r.Best.Prefill))
+			a.change("yd", strconv.Itoa(r.Best.Decode))
+		}
 	case evReplace:
 		o := a.ask.pending
 		a.ask.pending = nil

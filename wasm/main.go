@@ -74,6 +74,8 @@ type App struct {
 	touch    touchState
 	ask      uploadAsk
 	upPanel  uploadPanel
+	split    splitState
+	spPanel  splitPanel
 
 	dpr      float64
 	w, h     int
@@ -175,7 +177,7 @@ func (a *App) listen(target js.Value, event string, f func(ev js.Value)) {
 
 // panels is every panel, in render order.
 func (a *App) panels() []panel {
-	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter, a.compare, a.upPanel}
+	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter, a.compare, a.upPanel, a.spPanel}
 }
 
 // emit queues a panel's event for the Update goroutine.
@@ -186,7 +188,7 @@ func (a *App) ui() *uiState {
 	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
 		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
 		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed,
-		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask}
+		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask, split: &a.split}
 	if u.step < 0 {
 		u.stepRow, u.step, u.stepPane = a.view.SelRow, a.view.Sel, a.view.SelPane
 	}

@@ -43,6 +43,8 @@ type (
 	evEmbedSnippet  struct{}
 	evCompare       struct{ on bool }   // compare mode on or off
 	evEditB         struct{ b bool }    // the form edits run B (else A)
+	evSplit         struct{ gpus int }  // search the best prefill:decode split for this many GPUs
+	evSplitUse      struct{}            // take the split found
 	evResetB        struct{}            // run B back to A's settings
 	evReplace       struct{ slot int }  // the third file replaces run A (0) or B (1); -1 drops it
 	evSwitchConfig  struct{ keep bool } // take the uploaded file's scheduler (keep: leave the page's)
@@ -71,6 +73,7 @@ type uiState struct {
 	stepPane int
 	speed    float64
 	ask      *uploadAsk
+	split    *splitState
 }
 
 // tr is the text for key in the page's language.

@@ -348,3 +348,24 @@ func TestThirdUploadAsksAndClearClearsMessages(t *testing.T) {
 	eval[chromedp.Void](t, ctx, `document.getElementById("clear-measured").click()`)
 	waitFor(t, ctx, `servelab.status().overlays === 0 && document.getElementById("message").hidden && document.getElementById("upload-ask").hidden`, "Clear to clear the files and the messages")
 }
+
+// TestBestSplitInThePage: the split search (demo 3) finds an x:y for three
+// GPUs and "Use" sets it.
+func TestBestSplitInThePage(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=distserve-2p1d")
+	eval[chromedp.Void](t, ctx, `(() => { document.getElementById("split-gpus").value = "3"; document.getElementById("split-go").click(); })()`)
+	waitFor(t, ctx, `document.getElementById("split-use") !== null`, "the best split")
+	txt := eval[string](t, ctx, `document.getElementById("split-out").textContent`)
+	var x, y int
+	if i := strings.Index(txt, "P+"); i < 1 {
+		t.Fatalf("split result %q names no x:y", txt)
+	} else {
+		fmt.Sscanf(txt[i-1:], "%dP+%dD", &x, &y)
+	}
+	if x < 1 || y < 1 || x+y > 3 {
+		t.Fatalf("split %q: want x+y <= 3 GPUs", txt)
+	}
+	eval[chromedp.Void](t, ctx, `document.getElementById("split-use").click()`)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().xp === %d && servelab.getState().yd === %d`, x, y), "the split taken")
+}

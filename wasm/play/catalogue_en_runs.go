@@ -78,6 +78,13 @@ var runsEN = map[string]string{
 	"up.differs":        "%s says it ran %s, but the page simulates %s.",
 	"up.switch":         "Switch to the file's",
 	"up.keep":           "Keep the page's",
+	"ctl.splitgpus":     "Best prefill:decode split for GPUs",
+	"split.go":          "Search",
+	"split.running":     "Searching: each phase's goodput on one GPU under its SLO…",
+	"split.none":        "No split of %d GPUs meets the SLOs at any rate.",
+	"split.best":        "Best for %d GPUs: %dP+%dD, %.2f req/s per GPU (%.1f req/s in all; one prefill GPU %.1f, one decode GPU %.1f req/s).",
+	"split.use":         "Use %dP+%dD",
+	"split.err":         "The split search failed: %s",
 }
 
 func init() {

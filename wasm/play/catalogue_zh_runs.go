@@ -77,6 +77,13 @@ var runsZH = map[string]string{
 	"up.differs":        "%s 表明它以 %s 运行，但本页模拟的是 %s。",
 	"up.switch":         "切换为文件的设置",
 	"up.keep":           "保留本页的设置",
+	"ctl.splitgpus":     "给定 GPU 数的最佳 prefill:decode 划分",
+	"split.go":          "搜索",
+	"split.running":     "搜索中：在各自 SLO 下测一块 GPU 每个阶段的 goodput……",
+	"split.none":        "%d 块 GPU 的任何划分在任何速率下都达不到 SLO。",
+	"split.best":        "%d 块 GPU 的最佳划分：%dP+%dD，每块 GPU %.2f 请求/秒（合计 %.1f 请求/秒；一块 prefill GPU %.1f，一块 decode GPU %.1f 请求/秒）。",
+	"split.use":         "采用 %dP+%dD",
+	"split.err":         "划分搜索失败：%s",
 }
 
 func init() {

@@ -3,8 +3,11 @@
 package play
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+
+	"servelab/sim"
 )
 
 // StepAt is the index of row's step running at time t, else the last one
@@ -107,4 +110,44 @@ func (r *SimRun) FirstHeld() int {
 		n += len(row.Iters)
 	}
 	return -1
+}
+
+// SplitResult is the best prefill:decode split for a GPU count, found as
+// the lecture's demo 3 does: each phase's goodput on one instance under its
+// own SLO, then the x:y with the most goodput per GPU.
+type SplitResult struct {
+	GPUs       int
+	Best       sim.Split
+	GPre, GDec float64 // one prefill-only, one decode-only instance, req/s
+}
+
+// BestSplit searches the state's workload, model, GPU, limits and SLOs;
+// yield runs between simulations (the page lets the browser breathe there).
+func BestSplit(s State, gpus int, yield func() error) (SplitResult, error) {
+	if gpus < 2 || gpus > 16 {
+		return SplitResult{}, fmt.Errorf("the split search needs 2..16 GPUs, got %d", gpus)
+	}
+	if s.Workload != "poisson" {
+		return SplitResult{}, fmt.Errorf("the split search needs Poisson arrivals (a rate to search)")
+	}
+	step, err := stepModel(s)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	lim, err := limits(s, step)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	wl := func(rate float64) ([]sim.Request, error) {
+		if err := yield(); err != nil {
+			return nil, err
+		}
+		return requests(s, rate)
+	}
+	c := sim.Cluster{Step: step, Prefill: 1, Decode: 1, Limits: lim}
+	gPre, gDec, err := sim.PhaseGoodputs(c, wl, slo(s), 0.9, 400, 400)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	return SplitResult{GPUs: gpus, Best: sim.BestSplitWithin(gPre, gDec, gpus), GPre: gPre, GDec: gDec}, nil
 }
