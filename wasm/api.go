@@ -74,7 +74,7 @@ func (a *App) installAPI() {
 	fn("figures", func([]js.Value) any { return jsonParse(figuresJSONOf(snap())) })
 	fn("timings", func([]js.Value) any {
 		p := snap()
-		return map[string]any{"simMs": p.simMs, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen, "gcs": gcCycles()}
+		return map[string]any{"simMs": p.simMs, "simMsB": p.simMsB, "drawMs": p.drawMs, "gen": p.gen, "drawnGen": p.drawnGen, "gcs": gcCycles()}
 	})
 	fn("presets", func([]js.Value) any {
 		out := make([]any, len(play.Presets))

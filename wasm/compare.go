@@ -4,6 +4,7 @@ package main
 
 import (
 	"math"
+	"sort"
 	"strconv"
 
 	"servelab/wasm/play"
@@ -166,10 +167,8 @@ func gapMaxInView(r *play.SimRun, v *View) float64 {
 		t1 = math.Min(t1, v.Cursor)
 	}
 	top := 0.0
-	for _, g := range r.ITL {
-		if g.T >= v.T0 && g.T <= t1 {
-			top = math.Max(top, g.Gap)
-		}
+	for i := sort.Search(len(r.ITL), func(i int) bool { return r.ITL[i].T >= v.T0 }); i < len(r.ITL) && r.ITL[i].T <= t1; i++ {
+		top = math.Max(top, r.ITL[i].Gap)
 	}
 	return top
 }

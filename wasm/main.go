@@ -115,6 +115,7 @@ type published struct {
 	errB   string
 	kvA    kvFigures
 	kvB    kvFigures
+	simMsB float64 // run B's part of simMs
 	// live mode: companion present, token frames received, a run in progress
 	projector   bool
 	live        bool
@@ -447,6 +448,9 @@ func (a *App) publish() {
 		}
 	}
 	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.cmp.pair.On, a.cmp.figsB, a.cmp.errB
+	if a.cmp.runB != nil {
+		a.pub.simMsB = a.cmp.runB.SimMs
+	}
 	if a.cmp.pair.On {
 		a.pub.stateB = a.cmp.stateB.Clone()
 	}

@@ -104,6 +104,7 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	open(b, ctx, serve(b)+"?preset=compare-chunking")
 	waitFor(b, ctx, `servelab.figures().b && servelab.figures().b.submitted === 1500`, "both runs")
 	var costs []float64
+	var parts [][3]float64
 	var rates []float64
 	for r := 10.0; r <= 40; r += 2 {
 		rates = append(rates, r)
@@ -118,7 +119,16 @@ func BenchmarkBrowserCompare(b *testing.B) {
 			waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "the redraw")
 			t := eval[map[string]float64](b, ctx, `servelab.timings()`)
 			costs = append(costs, t["simMs"]+t["drawMs"])
+			parts = append(parts, [3]float64{t["simMs"] - t["simMsB"], t["simMsB"], t["drawMs"]})
 		}
+	}
+	for k, name := range []string{"A's simulation", "B's simulation", "the redraw"} {
+		var xs []float64
+		for _, p := range parts[len(rates):] {
+			xs = append(xs, p[k])
+		}
+		sort.Float64s(xs)
+		b.Logf("%s: p50 %.1f ms, p95 %.1f ms", name, xs[len(xs)/2], xs[(len(xs)*95+99)/100-1])
 	}
 	if n := eval[float64](b, ctx, `servelab.figures().b.submitted`); n != 1500 {
 		b.Fatalf("run B has %v requests, want 1500", n)
