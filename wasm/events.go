@@ -29,6 +29,15 @@ func (a *App) handle(ev event) {
 	switch e := ev.(type) {
 	case evSet:
 		a.change(e.key, e.value)
+		if a.lec != nil {
+			// A table that needs no simulation (demo 1) is shown now,
+			// before the timeline re-simulates.
+			a.lec.settingsChanged(a.state)
+			if a.lec.done {
+				a.chapter.render(a.pg, a.ui())
+				a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
+			}
+		}
 	case evPreset:
 		a.applyPreset(e.name)
 	case evChapter:

@@ -399,9 +399,6 @@ func (a *App) resimulate() {
 	a.rates = nil
 	if a.lec != nil {
 		a.lec.settingsChanged(a.state)
-		if a.lec.done {
-			a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
-		}
 	}
 	a.render()
 	a.urlDirty = true
