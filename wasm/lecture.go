@@ -155,7 +155,7 @@ func (a *App) openChapter(id string, preset bool) {
 		a.applyPreset(ch.Preset)
 	}
 	a.lec = &lecture{ch: ch, index: i}
-	a.chapter.snippet = ""
+	a.pn.chapter.snippet = ""
 	a.needSim = true
 	a.urlDirty = true
 }
