@@ -391,6 +391,8 @@ func (a *App) resimulate() {
 	a.view.Sel, a.view.SelRow = a.state.I("sel"), 0
 	if a.run != nil && a.view.Sel >= 0 {
 		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
+	} else if a.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {
+		a.selectMixedStep()
 	}
 	if a.run != nil && a.view.Cursor > a.run.End {
 		a.view.Cursor = -1

@@ -321,3 +321,14 @@ func TestChapterKeysAndButtons(t *testing.T) {
 		t.Errorf("reveal %q", rev)
 	}
 }
+
+// TestChapterDemo1SelectsAMixedStep: the demo-1 chapter's timeline explains
+// a step that carries a prefill beside decodes, without a click.
+func TestChapterDemo1SelectsAMixedStep(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	info := eval[string](t, ctx, `document.getElementById("step-info").textContent`)
+	if !strings.Contains(info, "decode tokens") || strings.Contains(info, " 0 prefill tokens") || !strings.Contains(info, "compute-bound") {
+		t.Errorf("the step explanation is %q, want a compute-bound step with prefill and decode tokens", info)
+	}
+}
