@@ -73,7 +73,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 			a.message(play.Tf(a.lang, "up.badmodel", name, err.Error()), true)
 			return
 		}
-		a.controls.models = nil // refill the picker
+		a.pn.controls.models = nil // refill the picker
 		a.change("model", m)
 		a.info = play.Tf(a.lang, "up.model", name, m)
 		a.render()
