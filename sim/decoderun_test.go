@@ -263,10 +263,11 @@ func TestClusterFastPathIsPlainPath(t *testing.T) {
 }
 
 func TestSortFloatsIsSortFloat64s(t *testing.T) {
-	for _, n := range []int{63, 64, 1024, 5000, 70000} {
+	for _, c := range [][2]int{{63, 7}, {64, 7}, {1024, 1}, {5000, 7}, {5000, 20}, {70000, 30}} {
+		n, stretch := c[0], c[1]
 		xs := make([]float64, n)
 		for i := range xs {
-			switch (i / 7) % 11 { // stretches of one value, as a run's gaps come
+			switch (i / stretch) % 11 { // stretches of one value, as a run's gaps come
 			case 0:
 				xs[i] = math.NaN()
 			case 1:
@@ -274,7 +275,7 @@ func TestSortFloatsIsSortFloat64s(t *testing.T) {
 			case 2:
 				xs[i] = math.Inf(1 - 2*(i%2))
 			default:
-				xs[i] = float64((i*7919)%1013) * 1e-3
+				xs[i] = float64((i/stretch*7919)%1013) * 1e-3
 			}
 		}
 		want := slices.Clone(xs)
