@@ -326,8 +326,10 @@ func (e *Engine) arrive() {
 		e.waiting = append(e.waiting, s)
 		n++
 	}
-	e.pending = e.pending[n:]
-	if e.role == DecodeOnly {
+	if n > 0 { // (a pointer write only when something moved: the collector taxes them)
+		e.pending = e.pending[n:]
+	}
+	if e.role == DecodeOnly && len(e.waiting) > 0 {
 		// A decode instance cannot prefill: its KV arrives whole (a preempted
 		// sequence's is taken to come back the same way, prompt + generated).
 		k := 0
@@ -337,7 +339,9 @@ func (e *Engine) arrive() {
 			e.runKV += s.kv
 			e.join(s)
 		}
-		e.waiting = e.waiting[k:]
+		if k > 0 {
+			e.waiting = e.waiting[k:]
+		}
 	}
 }
 
