@@ -41,7 +41,7 @@ worker: wasm
 	$(GO) run ./cmd/worker/bundle -o build/worker -site site $(if $(LAB),-lab $(LAB))
 
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
-worker-local: worker
+worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
 bench:
