@@ -336,3 +336,60 @@ func TestReportMatchesScriptLayout(t *testing.T) {
 		t.Error(pyRepr(`a'b"c`))
 	}
 }
+
+// streamFrom runs one request through the client against handler h.
+func streamFrom(t *testing.T, o Options, h http.HandlerFunc) reply {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	o.BaseURL, o.Model = srv.URL, "fake-model"
+	m := &measurement{opts: o, client: NewClient(2, true), t0: time.Now()}
+	return m.streamOne(context.Background(), "1 2 3", 3, func(time.Time, time.Duration, int, bool, float64) {})
+}
+
+// TestEndlessLineIsCut: a server sending a line with no newline gets the
+// request failed once the line passes maxLine, not held in memory whole.
+func TestEndlessLineIsCut(t *testing.T) {
+	const total = 256 << 20
+	var written atomic.Int64
+	r := streamFrom(t, opts(""), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		w.Write([]byte("data: "))
+		for written.Load() < total {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	if r.ok || !strings.Contains(r.err, "without a newline") {
+		t.Errorf("a %d MiB line: ok=%v err=%q, want the request failed for the line", total>>20, r.ok, r.err)
+	}
+	// The client stops reading at maxLine; what the server got out beyond it sits in socket buffers.
+	if w := written.Load(); w > 2*maxLine+(16<<20) {
+		t.Errorf("the server wrote %d MiB before the client gave up (line limit %d MiB)", w>>20, maxLine>>20)
+	}
+}
+
+// TestIdleTimerSeesAGrowingLine: bytes arriving count as activity even while
+// no line is complete, so a slow long frame is not taken for a dead server.
+func TestIdleTimerSeesAGrowingLine(t *testing.T) {
+	o := opts("")
+	o.Timeout = 0.4
+	r := streamFrom(t, o, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		io.WriteString(w, `data: {"choices":[{"text":"`)
+		for i := 0; i < 12; i++ { // 1.2 s of one growing line, 100 ms between pieces
+			time.Sleep(100 * time.Millisecond)
+			io.WriteString(w, strings.Repeat("y", 1000))
+			rc.Flush()
+		}
+		io.WriteString(w, "\"}]}\n\ndata: [DONE]\n\n")
+	})
+	if !r.ok || r.chunks != 1 {
+		t.Errorf("a line growing for 1.2 s with data every 100 ms (--timeout 0.4): ok=%v chunks=%d err=%q", r.ok, r.chunks, r.err)
+	}
+}

@@ -44,11 +44,15 @@ type stampedReader struct {
 	r      io.Reader
 	conn   *kernelConn // nil: no kernel timestamps
 	last   time.Time
-	kernel bool // last came from the kernel
+	kernel bool   // last came from the kernel
+	onData func() // called whenever bytes arrive (resets the idle timer)
 }
 
 func (s *stampedReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
+	if n > 0 && s.onData != nil {
+		s.onData()
+	}
 	s.last = time.Now()
 	if s.conn != nil {
 		s.last, s.kernel = s.conn.arrival(s.last)
@@ -128,7 +132,8 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		out.err = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.ToValidUTF8(string(b), "\uFFFD"))
 		return out
 	}
-	sr := &stampedReader{r: resp.Body, conn: conn}
+	// Any bytes arriving count as activity, also while one long line grows.
+	sr := &stampedReader{r: resp.Body, conn: conn, onData: func() { idle.Reset(seconds(o.Timeout)) }}
 	br := bufio.NewReaderSize(sr, 64<<10)
 	var (
 		last  time.Time
@@ -139,7 +144,12 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A frame longer than the buffer: keep reading, no line-length limit.
+			// A frame longer than the buffer: keep reading, up to maxLine.
+			if len(long)+len(line) > maxLine {
+				out.latency = time.Since(start)
+				out.err = fmt.Sprintf("a line of over %d MiB without a newline: not an SSE stream of tokens", maxLine>>20)
+				return out
+			}
 			long = append(long, line...)
 			continue
 		}
@@ -154,7 +164,6 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 			return fail(err)
 		}
 		now := sr.last
-		idle.Reset(seconds(o.Timeout))
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
@@ -208,6 +217,11 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	}
 	return out
 }
+
+// maxLine bounds one SSE line: a token frame is well under a KiB, one with
+// a whole long text still far below this, and a server that never sends a
+// newline must not make the client hold the stream in memory.
+const maxLine = 16 << 20
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
