@@ -41,6 +41,10 @@ func TestKernelTimestampsAreArrivalTimes(t *testing.T) {
 	if !ok {
 		t.Fatal("SO_TIMESTAMPNS not available on this Linux TCP socket")
 	}
+	// The kernel turns receive timestamping on for the whole stack
+	// asynchronously (a deferred static key) when the first socket asks: on a
+	// machine where none had, packets in the next moments carry none.
+	time.Sleep(100 * time.Millisecond)
 	if _, err := c.Write([]byte("?")); err != nil {
 		t.Fatal(err)
 	}

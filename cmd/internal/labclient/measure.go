@@ -453,6 +453,22 @@ func (m *measurement) progress(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
+// SameReadWarning is the warning for sameRead of gaps inter-token gaps
+// being exactly 0, or "" when too few are to matter (under 1%). Frames that
+// one read returned share that read's time (the kernel's receive time of the
+// batch, or the moment the read returned): under CPU load the client falls
+// behind, frames pile up in the socket and their own gaps are lost, showing
+// as 0 ms gaps and, before them, one long one.
+func SameReadWarning(sameRead, gaps int) string {
+	if sameRead == 0 || sameRead*100 < gaps {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d inter-token gaps (%.0f%%) were 0 ms: those frames were read together and share one timestamp, "+
+		"so their real gaps are lost and ITL percentiles, the worst gap and the spike ratio are not trustworthy. "+
+		"The client machine was probably too busy: measure again on a quieter machine or with fewer --short-concurrency streams",
+		sameRead, gaps, 100*float64(sameRead)/float64(gaps))
+}
+
 // assemble builds the analysis input and the measured JSON from what was recorded.
 func (m *measurement) assemble(inject, wall float64, injected bool, res *Result) (sim.LabRun, *sim.Measured) {
 	m.mu.Lock()
@@ -464,7 +480,7 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 	meas := &sim.Measured{Config: cfg, Summary: sim.SummariseLab(run), Gaps: sim.GapsFrom(m.arrivals, inject)}
 	x := &sim.Extra{Interrupted: res.Interrupted}
 	slices.SortFunc(m.requests, func(a, b reqRec) int { return a.idx - b.idx })
-	short, shortReq, bundled, noUsage, malformed := 0, 0, 0, 0, 0
+	short, shortReq, bundled, noUsage, malformed, badUsage, gaps, sameRead := 0, 0, 0, 0, 0, 0, 0, 0
 	var example string
 	for _, q := range m.requests {
 		r := q.r
@@ -486,6 +502,11 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 			}
 		}
 		malformed += r.malformed
+		gaps += r.gaps
+		sameRead += r.sameRead
+		if r.badUsage {
+			badUsage++
+		}
 	}
 	if res.Interrupted {
 		why := "interrupted"
@@ -510,6 +531,12 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 	}
 	if o.StreamUsage && noUsage > 0 && noUsage == shortReq {
 		x.Warnings = append(x.Warnings, "the server sent no usage in its chunks: tokens per frame are assumed to be 1")
+	}
+	if badUsage > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d responses reported more completion_tokens than max_tokens allows: their usage was ignored and each frame counted as one token", badUsage))
+	}
+	if w := SameReadWarning(sameRead, gaps); w != "" {
+		x.Warnings = append(x.Warnings, w)
 	}
 	if malformed > 0 {
 		x.Warnings = append(x.Warnings, fmt.Sprintf("%d data lines were not JSON and were skipped", malformed))

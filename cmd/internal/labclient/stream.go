@@ -35,6 +35,9 @@ type reply struct {
 	err       string
 	connErr   bool // the connection failed (refused, reset, cut mid-stream), not an HTTP error
 	cancelled bool // stopped by the caller
+	gaps      int  // gaps between content frames
+	sameRead  int  // of them, 0 exactly: the frames came out of one read, with one time
+	badUsage  bool // usage counted more tokens than max_tokens allows: ignored, one per frame
 }
 
 // stampedReader remembers the arrival time of the bytes its last Read
@@ -195,11 +198,24 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		case f.Tokens == 0:
 			continue // role-only, usage-only or empty: not a token, and must not move the last-token time
 		}
+		if f.Tokens > 1 && f.Tokens > maxTokens-out.tokens {
+			// More than max_tokens in all (completion_tokens of 2^63-1, say):
+			// a server's count that cannot be true is not believed.
+			out.badUsage = true
+		}
+		if out.badUsage {
+			f.Tokens = 1
+		}
 		if out.chunks == 0 {
 			out.ttft = now.Sub(start)
 			sink(now, 0, f.Tokens, true, f.ServelabT)
 		} else {
-			sink(now, now.Sub(last), f.Tokens, false, f.ServelabT)
+			gap := now.Sub(last)
+			out.gaps++
+			if gap == 0 {
+				out.sameRead++
+			}
+			sink(now, gap, f.Tokens, false, f.ServelabT)
 		}
 		out.chunks++
 		out.tokens += f.Tokens
@@ -209,8 +225,10 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		}
 	}
 	out.latency = time.Since(start)
-	out.tokens = count.Total(out.tokens)
-	out.usage, out.bundled = count.Usage, count.Bundled
+	if !out.badUsage {
+		out.tokens = count.Total(out.tokens)
+	}
+	out.usage, out.bundled = count.Usage && !out.badUsage, count.Bundled && !out.badUsage
 	out.ok = out.chunks > 0
 	if !out.ok {
 		out.err = "no content chunks — check --api and that streaming is on"
