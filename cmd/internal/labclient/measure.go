@@ -74,6 +74,24 @@ type Result struct {
 	Stop        error // why it stopped early (nil: ran to the end)
 }
 
+// AllFailed reports whether the run made requests and none of them
+// succeeded, with an example error: such a run measured nothing.
+func (r *Result) AllFailed() (bool, string) {
+	n, example := 0, ""
+	for _, rs := range [][]sim.StreamResult{r.Run.Short, r.Run.Long} {
+		for _, s := range rs {
+			if s.OK {
+				return false, ""
+			}
+			n++
+			if example == "" {
+				example = s.Error
+			}
+		}
+	}
+	return n > 0, example
+}
+
 // ErrServerGone reports a lab server that stopped answering mid-run.
 var ErrServerGone = errors.New("the lab server stopped answering")
 
