@@ -101,6 +101,13 @@ func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, 
 				"rate": total, "rate_per_gpu": perGPU, "saturated": sat})
 		}
 		fmt.Fprintf(stdout, "one prefill instance sustains %.1f req/s, one decode instance %.1f req/s\n", gPre, gDec)
+		if sat {
+			// The search's ceiling is no rate the cluster was shown to sustain.
+			fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated: saturated, the objective still holds at the search ceiling %.1f req/s, so the goodput is not found\n",
+				searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total)
+			fmt.Fprintf(stdout, "  %d requests are too few to load %d instances: raise --requests to find the knee\n", wf.requests, c.Prefill+c.Decode)
+			return nil
+		}
 		fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated %.1f req/s (%.1f per GPU)\n",
 			searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total, perGPU)
 		return nil
