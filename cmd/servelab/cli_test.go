@@ -121,6 +121,14 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{[]string{"sim", "--workload", "lab", "--inject-after", "100", "--duration", "60"}, "inject-after"},
 		{[]string{"sim", "--like", "/nonexistent.json"}, "--like"},
 		{[]string{"sim", "--prompt-dist", "uniform:9"}, "--prompt-dist"},
+		// In-range looking, nonsense in effect: refused, naming the flag (not taken as the default, nor run to 0.00 ms or 1e298 s).
+		{[]string{"sim", "--rate", "1e-14"}, "--rate 1e-14"},
+		{[]string{"goodput", "--policy", "disaggregated", "--link-gbs", "1e-300"}, "--link-gbs"},
+		{[]string{"sim", "--policy", "disaggregated", "--link-gbs", "1e-300"}, "--link-gbs"},
+		{[]string{"sim", "--gpu-memory-utilization", "0"}, "--gpu-memory-utilization"},
+		{[]string{"sim", "--block-size", "0"}, "--block-size"},
+		{[]string{"sim", "--policy", "chunked", "--budget", "0"}, "--budget"},
+		{[]string{"step", "--model", "Llama-3.1-70B"}, "try --tp 4"},
 		{[]string{"demo", "nothing"}, "interference"},
 		{[]string{"nosuchcommand"}, "unknown command"},
 	}
