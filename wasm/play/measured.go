@@ -28,6 +28,7 @@ type Overlay struct {
 // ParseMeasured reads an uploaded file: a lab JSON (run.py or servelab
 // measure) or a vLLM bench result. Errors say what is wrong with it.
 func ParseMeasured(name string, data []byte) (*Overlay, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as the readers take it
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("%s is not JSON: %v", name, err)
@@ -48,7 +49,7 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 		return o, nil
 	}
 	if _, ok := probe["itls"]; ok {
-		b, err := sim.ReadVLLMBench(bytes.NewReader(data))
+		b, err := sim.ReadVLLMBench(bytes.NewReader(data)) // bounds each gap, so the sums below stay finite
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
