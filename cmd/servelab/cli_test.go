@@ -157,6 +157,40 @@ func TestAbsurdValuesEndQuickly(t *testing.T) {
 	}
 }
 
+// The reproductions of unbounded memory (7 GB in 40 s, 11.5 GB in
+// 20 s): refused before they start, naming what to lower.
+func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--workload", "lab", "--ideal", "--short-concurrency", "4096", "--short-output-len", "1", "--short-input-len", "1", "--duration", "3600", "--inject-after", "1"}, "lower --duration or --short-concurrency"},
+		{[]string{"sim", "--requests", "1000000", "--rate", "1e7", "--output", "130000", "--prompt", "16", "--max-seqs", "1000000"}, "--requests 1000000 x --output 130000"},
+		{[]string{"goodput", "--requests", "1000000", "--output", "130000"}, "--requests 1000000 x --output 130000"},
+		{[]string{"sim", "--policy", "disaggregated", "--requests", "1000000", "--output", "130000"}, "GB a run may use"},
+	} {
+		code, _, errs := cli(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+	// Through --like, the file's config is what to lower.
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	cfg := sim.DefaultLabConfig()
+	cfg.ShortConcurrency, cfg.ShortInputLen, cfg.ShortOutputLen, cfg.Duration, cfg.InjectAfter = 4096, 1, 1, 3600, 1
+	var buf bytes.Buffer
+	if err := sim.WriteMeasured(&buf, &sim.Measured{Config: cfg, Summary: sim.LabSummary{Label: "x", Error: "none"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, "sim", "--like", big, "--ideal"); code == 0 || !strings.Contains(errs, "config.duration or config.short_concurrency in "+big) {
+		t.Errorf("--like a 4096-stream hour: exit %d, stderr %q", code, errs)
+	}
+}
+
 func TestEverySubcommandHasHelp(t *testing.T) {
 	for name := range commands {
 		args := []string{name, "--help"}

@@ -29,11 +29,18 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	if wf.trace != "" {
 		return fmt.Errorf("--trace fixes the arrival times; goodput searches over Poisson rates")
 	}
+	limitMemory()
 	if !(*ttft >= 0 && *tpot >= 0 && *ttft+*tpot > 0) {
 		return fmt.Errorf("give a non-negative --ttft-slo and --tpot-slo, at least one positive; got %g and %g", *ttft, *tpot)
 	}
 	step, err := sf.stepModel()
 	if err != nil {
+		return err
+	}
+	// Every rate tried runs the same requests (the lengths do not depend on the rate).
+	if reqs, err := wf.requestsAt(1); err != nil {
+		return err
+	} else if err := checkOpenLoop(reqs, wf.source()); err != nil {
 		return err
 	}
 	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}

@@ -86,6 +86,17 @@ func (w *workloadFlags) requestsAt(rate float64) ([]sim.Request, error) {
 	return sim.PoissonLengths(w.requests, rate, p, o, w.seed)
 }
 
+// source names the flags that set the workload's size, for messages.
+func (w *workloadFlags) source() string {
+	switch {
+	case w.trace != "":
+		return "the requests of --trace " + w.trace
+	case w.outDist != "":
+		return fmt.Sprintf("--requests %d x --output-dist %s", w.requests, w.outDist)
+	}
+	return fmt.Sprintf("--requests %d x --output %d", w.requests, w.output)
+}
+
 // maxSpan bounds the simulated seconds a Poisson workload may spread over:
 // at 1e8 s a float64 clock still resolves 15 ns, while at --rate 1e-14 the
 // arrivals lie near 1e17 s, where a whole step rounds away and TTFT and
@@ -116,6 +127,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	limitMemory()
 	step, err := sf.stepModel()
 	if err != nil {
 		return err
@@ -128,6 +140,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	reqs, err := wf.requestsAt(wf.rate)
 	if err != nil {
+		return err
+	}
+	if err := checkOpenLoop(reqs, wf.source()); err != nil {
 		return err
 	}
 	var out *sim.Outcome
