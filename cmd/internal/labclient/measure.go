@@ -6,8 +6,8 @@
 // Precision: each line is timestamped with the arrival of the read that
 // completed it, before any JSON decoding: on Linux the kernel's receive
 // timestamp (SO_TIMESTAMPNS), so the client's own scheduling delays drop
-// out, elsewhere the monotonic clock when the read returns. Lines have no
-// length limit; the transport ignores proxies from the environment, never
+// out, elsewhere the monotonic clock when the read returns. A line may be
+// up to 16 MiB; the transport ignores proxies from the environment, never
 // compresses, keeps an idle connection per stream and opens them all before
 // the clock starts. Care: tokens per frame come from the server's usage when
 // it sends it (frames and tokens are kept apart), role-only and usage-only
