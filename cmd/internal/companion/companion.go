@@ -430,6 +430,9 @@ func (s *Server) execute(ctx context.Context, ru *run, o labclient.Options) {
 	if res.Interrupted {
 		state, msg = "interrupted", "stopped early: "+fmt.Sprint(res.Stop)
 	}
+	if all, example := res.AllFailed(); all {
+		state, msg = "failed", strings.TrimPrefix(msg+"; ", "; ")+"every request failed, so nothing was measured (e.g. "+example+")"
+	}
 	saved := false
 	path := filepath.Join(s.cfg.RunsDir, ru.id+".json")
 	if s.cfg.RunsDir != "" {

@@ -456,3 +456,33 @@ func TestEventSubscribersShareTheHistory(t *testing.T) {
 		t.Errorf("%d subscribers allocated %d MB replaying a %.1f MB history; want well under one copy each", subs, alloc>>20, float64(logSize)/(1<<20))
 	}
 }
+
+// A run in which every request failed measured nothing: it ends "failed",
+// saying why, with what it saw still saved.
+func TestRunWithEveryRequestFailedIsFailed(t *testing.T) {
+	lab := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+		http.Error(w, `{"error":{"message":"out of memory"}}`, http.StatusInternalServerError)
+	}))
+	defer lab.Close()
+	_, u, dir := startCompanion(t, lab.URL)
+	a := do(t, "POST", u+"/api/measure", nil, `{"duration":0.5,"inject_after":0.1,"short_concurrency":1,"warmup":0}`)
+	var started struct{ ID, Events string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil || a.status != 202 {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	evs := events(t, u+started.Events)
+	if last := evs[len(evs)-1]; last[0] != "end" || !strings.Contains(last[1], `"state":"failed"`) {
+		t.Errorf("last event %v, want the run failed", last)
+	}
+	if _, err := os.Stat(filepath.Join(dir, started.ID+".json")); err != nil {
+		t.Errorf("the failed run was not saved: %v", err)
+	}
+	if l := do(t, "GET", u+"/api/runs", nil, ""); !strings.Contains(l.body, "every request failed") {
+		t.Errorf("list: %s", l.body)
+	}
+}
