@@ -7,7 +7,7 @@
 // completed it, before any JSON decoding: on Linux the kernel's receive
 // timestamp (SO_TIMESTAMPNS), so the client's own scheduling delays drop
 // out, elsewhere the monotonic clock when the read returns. A line may be
-// up to 16 MiB; the transport ignores proxies from the environment, never
+// up to 1 MiB; the transport ignores proxies from the environment, never
 // compresses, keeps an idle connection per stream and opens them all before
 // the clock starts. Care: tokens per frame come from the server's usage when
 // it sends it (frames and tokens are kept apart), role-only and usage-only

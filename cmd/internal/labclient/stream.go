@@ -237,9 +237,9 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 }
 
 // maxLine bounds one SSE line: a token frame is well under a KiB, one with
-// a whole long text still far below this, and a server that never sends a
-// newline must not make the client hold the stream in memory.
-const maxLine = 16 << 20
+// a long text still far below this, and a server that never sends a newline
+// must not make the client hold the stream in memory (on every stream).
+const maxLine = 1 << 20
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
