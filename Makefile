@@ -44,7 +44,7 @@ worker: wasm
 worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
-bench:
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
 	$(MAKE) bench-browser
