@@ -382,20 +382,20 @@ func TestEndlessLineIsCut(t *testing.T) {
 // no line is complete, so a slow long frame is not taken for a dead server.
 func TestIdleTimerSeesAGrowingLine(t *testing.T) {
 	o := opts("")
-	o.Timeout = 0.4
+	o.Timeout = 1
 	r := streamFrom(t, o, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
 		io.WriteString(w, `data: {"choices":[{"text":"`)
-		for i := 0; i < 12; i++ { // 1.2 s of one growing line, 100 ms between pieces
-			time.Sleep(100 * time.Millisecond)
+		for i := 0; i < 40; i++ { // 2 s of one growing line, 50 ms between pieces
+			time.Sleep(50 * time.Millisecond)
 			io.WriteString(w, strings.Repeat("y", 1000))
 			rc.Flush()
 		}
 		io.WriteString(w, "\"}]}\n\ndata: [DONE]\n\n")
 	})
 	if !r.ok || r.chunks != 1 {
-		t.Errorf("a line growing for 1.2 s with data every 100 ms (--timeout 0.4): ok=%v chunks=%d err=%q", r.ok, r.chunks, r.err)
+		t.Errorf("a line growing for 2 s with data every 50 ms (--timeout 1): ok=%v chunks=%d err=%q", r.ok, r.chunks, r.err)
 	}
 }
 
