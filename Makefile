@@ -3,17 +3,24 @@ GO       ?= go
 WASMEXEC := $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
-.PHONY: run test test-native test-wasm bench build worker worker-local
+.PHONY: run test test-native test-wasm bench build worker worker-local deps deps-run
+
+# What the tests need beyond Go and node/npm (Chromium, brotli, python3, workerd ...), installed
+# with apt/npm when missing; a quick check when present. The lists are at the top of .ci/deps.
+deps:
+	./.ci/deps test
+deps-run:
+	./.ci/deps run
 
 # The playground with the live companion and its embedded lab servers; prints the URL.
-run: wasm
+run: deps-run wasm
 	$(GO) run ./cmd/servelab serve
 
 build:
 	$(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
 # wasm first: the browser tests (site/e2e, part of go test ./...) load the built app.
-test: wasm test-native test-wasm
+test: deps wasm test-native test-wasm
 
 # The browser suites (site/e2e, cmd/worker/e2e) run one after the other: each drives Chromium,
 # and the edge live test times real token streams, which two browsers on two cores would distort.
@@ -34,10 +41,10 @@ worker: wasm
 	$(GO) run ./cmd/worker/bundle -o build/worker -site site $(if $(LAB),-lab $(LAB))
 
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
-worker-local: worker
+worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
-bench:
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
 	$(MAKE) bench-browser
@@ -60,8 +67,8 @@ site/app.wasm: $(WASM_SRC)
 	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
 
-# Headless Chromium drives the page (needs /usr/bin/chromium; .ci/run installs it).
-test-browser: wasm
+# Headless Chromium drives the page (needs /usr/bin/chromium; `make deps` installs it).
+test-browser: deps wasm
 	$(GO) test -count=1 ./site/e2e/
 
 # Re-simulation + redraw time, first frame and wasm size on the wire, in headless Chromium.

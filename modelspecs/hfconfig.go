@@ -41,6 +41,9 @@ func FromHFConfig(data []byte, name string) (Model, error) {
 	if c.Layers == 0 || c.Hidden == 0 || c.Heads == 0 {
 		return Model{}, fmt.Errorf("config.json: needs num_hidden_layers, hidden_size and num_attention_heads (got %d, %d, %d)", c.Layers, c.Hidden, c.Heads)
 	}
+	if c.MaxPos < 0 { // absent (0) means unknown; a negative length is no "unlimited"
+		return Model{}, fmt.Errorf("config.json: max_position_embeddings must be positive, got %d", c.MaxPos)
+	}
 	m := Model{Name: name, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.Heads,
 		HeadDim: c.HeadDim, Intermediate: c.Intermediate, Vocab: c.Vocab, MaxContext: c.MaxPos}
 	if m.Name == "" {

@@ -70,10 +70,11 @@ type engineFlags struct {
 	blockSize      int
 	utilization    float64
 	onFull         string
+	fs             *flag.FlagSet // to tell a typed --budget 0 from the default
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
-	f := &engineFlags{}
+	f := &engineFlags{fs: fs}
 	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only, or disaggregated (with --prefill-gpus, --decode-gpus)")
 	fs.IntVar(&f.budget, "budget", 0, "chunked: per-step token budget (counts decodes, default 2048); prefill-first: max prefill tokens per step (default 32768)")
 	fs.BoolVar(&f.excludeDecodes, "budget-excludes-decodes", false, "chunked: the budget limits only prefill tokens (the lecture's reading)")
@@ -83,6 +84,13 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	fs.Float64Var(&f.utilization, "gpu-memory-utilization", sim.DefaultUtilization, "fraction of GPU memory for weights + KV cache")
 	fs.StringVar(&f.onFull, "on-full", "preempt", "when the KV cache is full: preempt (recompute the newest sequence) or wait (reserve whole requests up front)")
 	return f
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }
 
 // clusterFlags describe a disaggregated deployment (--policy disaggregated).
@@ -113,8 +121,9 @@ func (f *clusterFlags) cluster(ef *engineFlags, step sim.StepModel) (sim.Cluster
 	if err != nil {
 		return sim.Cluster{}, err
 	}
-	if !(f.linkGBs >= 0) || f.linkGBs > 1e6 {
-		return sim.Cluster{}, fmt.Errorf("--link-gbs must be in [0, 1e6], got %g", f.linkGBs)
+	// Below 10 MB/s a KV transfer takes longer than any serving question cares about (1e-300 gave 1e298 s).
+	if !(f.linkGBs == 0 || f.linkGBs >= 0.01 && f.linkGBs <= 1e6) {
+		return sim.Cluster{}, fmt.Errorf("--link-gbs must be 0 (the GPU's link) or in [0.01, 1e6] GB/s, got %g", f.linkGBs)
 	}
 	return sim.Cluster{Step: step, Prefill: f.prefillGPUs, Decode: f.decodeGPUs, LinkBW: f.linkGBs * 1e9,
 		Router: router, Limits: cfg.Limits, PrefillMaxTokens: ef.budget}, nil
@@ -122,6 +131,16 @@ func (f *clusterFlags) cluster(ef *engineFlags, step sim.StepModel) (sim.Cluster
 
 // config builds the engine configuration for the step model.
 func (f *engineFlags) config(step sim.StepModel) (sim.Config, error) {
+	// sim reads 0 as "the default"; typed on the command line it is out of range.
+	if f.budget == 0 && f.fs != nil && isSet(f.fs, "budget") {
+		return sim.Config{}, fmt.Errorf("--budget must be in 1..%d tokens, got 0 (leave it out for the policy's default)", sim.MaxTokens)
+	}
+	if !(f.utilization > 0 && f.utilization <= 1) {
+		return sim.Config{}, fmt.Errorf("--gpu-memory-utilization must be in (0, 1], got %g", f.utilization)
+	}
+	if f.blockSize < 1 || f.blockSize > 1<<16 {
+		return sim.Config{}, fmt.Errorf("--block-size must be in 1..65536 tokens, got %d", f.blockSize)
+	}
 	p, err := sim.NewPolicy(f.policy, f.budget)
 	if err != nil {
 		return sim.Config{}, err

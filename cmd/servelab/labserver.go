@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -104,7 +103,7 @@ func labServerUntil(ctx context.Context, args []string, stdout, stderr io.Writer
 		// (a DNS-rebinding page) and any browser page's Origin.
 		h = companion.Guard(h, companion.LoopbackHosts(ln.Addr().(*net.TCPAddr).Port), nil)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	hs := companion.HTTPServer(h, companion.DefaultTimeouts)
 	fmt.Fprintf(stdout, "servelab labserver on http://%s (model %q)\n  %s\n", ln.Addr(), srv.Config().ModelName, lf.describe(srv))
 	if os.Getenv(apiKeyEnv) != "" {
 		fmt.Fprintf(stdout, "  API key required (from $%s)\n", apiKeyEnv)

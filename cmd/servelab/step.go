@@ -31,6 +31,10 @@ func runStep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// As sim does: a model whose weights leave no room on the GPUs is refused, with the --tp that fits.
+	if _, err := (sim.MemorySplit{}).KVBlocks(step); err != nil {
+		return err
+	}
 	var w sim.Work
 	for range *batch {
 		w.AddDecode(*ctx)

@@ -73,7 +73,7 @@ func findWorkerd(t *testing.T, root string) string {
 	if p := filepath.Join(nm, ".bin", "workerd"); fileExists(p) {
 		return p
 	}
-	t.Fatalf("workerd not found: run `npm install --prefix cmd/worker` (as .ci/run does) or set WORKERD")
+	t.Fatalf("workerd not found: run `make deps` (npm ci --prefix cmd/worker) or set WORKERD")
 	return ""
 }
 
