@@ -47,6 +47,7 @@
       window.parent.servelabProgress(function (p) {
         if (!p.total) return; // no size to compare with: the bar stays indeterminate
         var f = Math.min(1, p.loaded / p.total);
+        if (f - bar.value < 0.01 && f < 1) return; // a step of 1% is enough to see
         bar.value = f;
         var pct = Math.floor(f * 10) * 10; // the text moves in steps, for screen readers
         if (pct !== shown && !p.done) {

@@ -5,12 +5,16 @@ import (
 	"context"
 	"fmt"
 	"image/png"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -377,5 +381,86 @@ func TestOfflineAfterOneVisit(t *testing.T) {
 		if txt := eval[string](t, ctx, fmt.Sprintf(`document.getElementById(%q).textContent`, id)); txt == "" || txt == "–" {
 			t.Errorf("offline #%s shows %q, want a number", id, txt)
 		}
+	}
+}
+
+// pythonHost runs `python3 -m http.server` in site/ (the issue's example of
+// a plain static host) behind a relay that counts every byte it sends.
+func pythonHost(t *testing.T) (url string, sent *atomic.Int64) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required to serve site/ as a plain static host; .ci/run installs it (apt-get install -y python3)")
+	}
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	cmd := exec.Command(py, "-m", "http.server", "--bind", "127.0.0.1", "--directory", siteDir, strconv.Itoa(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	upstream := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", upstream); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("python3 -m http.server did not start on %s", upstream)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	sent = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", upstream)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				n, _ := io.Copy(c, up)
+				sent.Add(n)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/", sent
+}
+
+// TestPythonHTTPServer is the issue's check as it is worded: served by
+// python3 -m http.server from site/, the page transfers at most 4.5 MB in
+// all (counted on the wire, headers included) and draws.
+func TestPythonHTTPServer(t *testing.T) {
+	url, sent := pythonHost(t)
+	var console consoleErrors
+	ctx := browser(t, chromedp.WithListener(console.listen))
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	offline := settle(t, ctx)
+	drawn(t, ctx)
+	t.Logf("python3 -m http.server sent %.2f MB in all (offline copy made: %v)", float64(sent.Load())/1e6, offline)
+	if n := sent.Load(); n > maxStaticBytes {
+		t.Errorf("python3 -m http.server sent %.2f MB for one visit, want at most %.1f MB", float64(n)/1e6, maxStaticBytes/1e6)
+	}
+	if p := progress(t, ctx); p["source"] != "app.wasm.gz" || p["done"] != true {
+		t.Errorf("load progress %v, want app.wasm.gz", p)
+	}
+	if errs := console.get(); len(errs) > 0 {
+		t.Errorf("the console shows errors on load from python3 -m http.server:\n%s", strings.Join(errs, "\n"))
 	}
 }
