@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -168,9 +170,28 @@ func TestOfflineShellIsServed(t *testing.T) {
 			t.Errorf("sw.js keeps %s, which the site answers with %d", name, res.StatusCode)
 		}
 	}
-	for _, want := range []string{"./", "canvas.html", "load.js", "app.js", "version.js", "wasm_exec.js"} {
-		if !strings.Contains(string(m[1]), `"`+want+`"`) {
+	// Every file of the page is kept: one added to site/ and not to SHELL
+	// would be missing offline after a first visit.
+	kept := map[string]bool{"index.html": true} // as "./"
+	for _, q := range names {
+		kept[strings.Trim(strings.TrimSpace(q), `"`)] = true
+	}
+	for _, want := range []string{"version.js", "wasm_exec.js"} {
+		if !kept[want] {
 			t.Errorf("sw.js does not keep %s, which the page needs offline", want)
+		}
+	}
+	entries, err := fs.ReadDir(FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, "app.wasm") || name == "sw.js" {
+			continue // app.wasm is kept by load.js; sw.js by the browser
+		}
+		if _, ok := contentTypes[path.Ext(name)]; ok && !kept[name] {
+			t.Errorf("site/%s is not in sw.js's SHELL: the page would miss it offline", name)
 		}
 	}
 }
