@@ -23,17 +23,18 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"servelab/site"
 )
 
 // maxStaticBytes is the issue's bound on what a plain static host sends for
 // one visit, everything included (issue 14, part 4).
 const maxStaticBytes = 4.5e6
 
-// staticHost is a plain static host: Go's http.FileServer on site/, which
-// adds no Content-Encoding, as python3 -m http.server or a course's web
-// server. It counts what each response carries (status line, headers and
-// body), and a test can replace a file (a new build) while it runs.
-type staticHost struct {
+// testHost serves site/ as one of three kinds of host, counting what each
+// response carries (status line, headers and body); a test can replace a
+// file (a new build) while it runs.
+type testHost struct {
 	url string
 	srv *http.Server
 	fs  *overlay
@@ -43,18 +44,32 @@ type staticHost struct {
 	bad  []string         // responses with a status of 400 or more
 }
 
-// newStaticHost serves site/. With gzEncoding it sends *.gz files with
-// Content-Encoding: gzip (as Apache's AddEncoding does), so the browser
-// unpacks them itself.
-func newStaticHost(t *testing.T, gzEncoding bool) *staticHost {
+// The kinds of host.
+const (
+	// plainHost is Go's http.FileServer: no Content-Encoding ever, as
+	// python3 -m http.server or a course's web server.
+	plainHost = "plain static host"
+	// gzHost sends *.gz files with Content-Encoding: gzip (as Apache's
+	// AddEncoding does), so the browser unpacks them itself.
+	gzHost = "static host sending .gz as Content-Encoding gzip"
+	// compressingHost is site.Handler (servelab serve): it sends app.wasm
+	// brotli-compressed itself.
+	compressingHost = "site.Handler"
+)
+
+func newHost(t *testing.T, kind string) *testHost {
 	t.Helper()
 	for _, f := range []string{"app.wasm", "app.wasm.gz", "version.js", "wasm_exec.js", "index.html"} {
 		if _, err := os.Stat(siteDir + "/" + f); err != nil {
 			t.Fatalf("site/%s is missing: run `make wasm` first (%v)", f, err)
 		}
 	}
-	h := &staticHost{fs: &overlay{base: os.DirFS(siteDir), files: fstest.MapFS{}}, sent: map[string]int64{}}
+	h := &testHost{fs: &overlay{base: os.DirFS(siteDir), files: fstest.MapFS{}}, sent: map[string]int64{}}
 	files := http.FileServer(http.FS(h.fs))
+	if kind == compressingHost {
+		files = site.Handler(h.fs)
+	}
+	gzEncoding := kind == gzHost
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +100,7 @@ func newStaticHost(t *testing.T, gzEncoding bool) *staticHost {
 }
 
 // total is what the host has sent so far, and the requests it answered.
-func (h *staticHost) total() (int64, map[string]int64) {
+func (h *testHost) total() (int64, map[string]int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var n int64
@@ -98,7 +113,7 @@ func (h *staticHost) total() (int64, map[string]int64) {
 }
 
 // stop takes the host off the network: the listener and every connection close.
-func (h *staticHost) stop() { h.srv.Close() }
+func (h *testHost) stop() { h.srv.Close() }
 
 type countingWriter struct {
 	http.ResponseWriter
@@ -230,12 +245,9 @@ func progress(t *testing.T, ctx context.Context) map[string]any {
 // visit, draw, and leave nothing in the console. A host that sends the .gz
 // with Content-Encoding: gzip must not have it unpacked twice.
 func TestStaticHostSendsCompressedWasm(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		gzEncoding bool
-	}{{"plain", false}, {"gz sent as Content-Encoding gzip", true}} {
-		t.Run(c.name, func(t *testing.T) {
-			host := newStaticHost(t, c.gzEncoding)
+	for _, kind := range []string{plainHost, gzHost} {
+		t.Run(kind, func(t *testing.T) {
+			host := newHost(t, kind)
 			var console consoleErrors
 			ctx := browser(t, chromedp.WithListener(console.listen))
 			if err := chromedp.Do(ctx, chromedp.Navigate(host.url)); err != nil {
@@ -287,13 +299,22 @@ func TestStaticHostSendsCompressedWasm(t *testing.T) {
 func TestCompressingHostKeepsFastPath(t *testing.T) {
 	var console consoleErrors
 	ctx := browser(t, chromedp.WithListener(console.listen))
-	if err := chromedp.Do(ctx, chromedp.Navigate(serve(t))); err != nil {
+	host := newHost(t, compressingHost)
+	if err := chromedp.Do(ctx, chromedp.Navigate(host.url)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, ctx)
 	drawn(t, ctx)
 	if p := progress(t, ctx); p["source"] != "app.wasm (br)" || p["done"] != true {
 		t.Errorf("load progress %v, want app.wasm sent with Content-Encoding br", p)
+	}
+	total, by := host.total()
+	t.Logf("site.Handler sent %.2f MB in all: %v", float64(total)/1e6, by)
+	if _, ok := by["GET /app.wasm.gz"]; ok {
+		t.Errorf("the page fetched app.wasm.gz from a host that compresses app.wasm itself")
+	}
+	if n := by["GET /app.wasm"]; n == 0 || n > 3.5e6 {
+		t.Errorf("app.wasm took %d bytes from site.Handler, want its brotli size", n)
 	}
 	if errs := console.get(); len(errs) > 0 {
 		t.Errorf("the console shows errors on load from site.Handler:\n%s", strings.Join(errs, "\n"))
@@ -302,9 +323,16 @@ func TestCompressingHostKeepsFastPath(t *testing.T) {
 
 // TestOfflineAfterOneVisit: after one visit a reload takes app.wasm from the
 // cache; a new build replaces the old on the next reload (and its cache the
-// old cache); with the host gone, a reload still draws the new build.
+// old cache); with the host gone, a reload still draws the new build. On a
+// plain static host and on site.Handler, whose app.wasm differ on the wire.
 func TestOfflineAfterOneVisit(t *testing.T) {
-	host := newStaticHost(t, false)
+	for _, kind := range []string{plainHost, compressingHost} {
+		t.Run(kind, func(t *testing.T) { offlineAfterOneVisit(t, kind) })
+	}
+}
+
+func offlineAfterOneVisit(t *testing.T, kind string) {
+	host := newHost(t, kind)
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(host.url+"?preset=demo2")); err != nil {
 		t.Fatal(err)
@@ -322,8 +350,10 @@ func TestOfflineAfterOneVisit(t *testing.T) {
 	settle(t, ctx)
 	drawn(t, ctx)
 	_, second := host.total()
-	if second["GET /app.wasm.gz"] != first["GET /app.wasm.gz"] || second["HEAD /app.wasm"] != first["HEAD /app.wasm"] {
-		t.Errorf("the reload fetched app.wasm again (%v, then %v)", first, second)
+	for _, req := range []string{"GET /app.wasm.gz", "GET /app.wasm", "HEAD /app.wasm"} {
+		if second[req] != first[req] {
+			t.Errorf("the reload asked the host for app.wasm again (%s: %d bytes, then %d)", req, first[req], second[req])
+		}
 	}
 	if p := progress(t, ctx); p["source"] != "cache" {
 		t.Errorf("the reload loaded app.wasm from %v, want the cache", p["source"])
