@@ -25,6 +25,21 @@ var scope = new URL("./", self.location).pathname;
 
 self.addEventListener("install", function (e) {
   if (!CACHE) return;
+  // Where the browser can (Chromium), the API and app.wasm bypass this worker
+  // altogether, so that no request of a live measurement waits for it to
+  // wake; the probes still come here, for their offline answer. Elsewhere the
+  // fetch handler below lets the same requests through.
+  if (e.addRoutes && self.URLPattern) {
+    try {
+      var path = function (p) { return { urlPattern: new URLPattern({ pathname: scope + p }) }; };
+      e.waitUntil(e.addRoutes([
+        { condition: path("api/health"), source: "fetch-event" },
+        { condition: path("api/info"), source: "fetch-event" },
+        { condition: path("api/*"), source: "network" },
+        { condition: path("app.wasm*"), source: "network" },
+      ]).catch(function () {}));
+    } catch (err) { /* an older form of the API: the fetch handler serves */ }
+  }
   e.waitUntil(caches.open(CACHE)
     .then(function (c) { return c.addAll(SHELL.map(function (u) { return new Request(u, { cache: "no-cache" }); })); })
     .then(function () { return self.skipWaiting(); }));

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -333,7 +334,18 @@ func TestOfflineAfterOneVisit(t *testing.T) {
 
 func offlineAfterOneVisit(t *testing.T, kind string) {
 	host := newHost(t, kind)
-	ctx := browser(t)
+	// How the service worker's routes took each request (by path).
+	var mu sync.Mutex
+	routed := map[string]string{}
+	ctx := browser(t, chromedp.WithListener(func(ev any) {
+		if ev, ok := ev.(*network.EventResponseReceived); ok && ev.Response.ServiceWorkerRouterInfo != nil {
+			if u, err := url.Parse(ev.Response.URL); err == nil {
+				mu.Lock()
+				routed[u.Path] = string(ev.Response.ServiceWorkerRouterInfo.MatchedSourceType)
+				mu.Unlock()
+			}
+		}
+	}))
 	if err := chromedp.Do(ctx, chromedp.Navigate(host.url+"?preset=demo2")); err != nil {
 		t.Fatal(err)
 	}
@@ -358,6 +370,19 @@ func offlineAfterOneVisit(t *testing.T, kind string) {
 	if p := progress(t, ctx); p["source"] != "cache" {
 		t.Errorf("the reload loaded app.wasm from %v, want the cache", p["source"])
 	}
+	// Controlled by the worker now: the API and app.wasm go past it straight
+	// to the network (a live measurement's requests never wait for it), the
+	// probes and the page's files through its fetch handler.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`fetch("app.wasm", {method: "HEAD"}).then(r => r.ok)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for path, want := range map[string]string{"/app.wasm": "network", "/api/health": "fetch-event"} {
+		if routed[path] != want {
+			t.Errorf("the service worker routed %s to %q, want %q (all: %v)", path, routed[path], want, routed)
+		}
+	}
+	mu.Unlock()
 
 	// A new build on the host: a new version and a changed page.
 	page, err := os.ReadFile(siteDir + "/index.html")
