@@ -59,13 +59,20 @@ bench-lab:
 # The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
 WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
 .PHONY: wasm test-browser bench-browser
-wasm: site/app.wasm
+wasm: site/app.wasm site/version.js
 site/app.wasm: $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
 	gzip -9 -c site/app.wasm > site/.app.wasm.gz.tmp && mv site/.app.wasm.gz.tmp site/app.wasm.gz
 	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
+
+# The build's version (a checksum of app.wasm and the page's files) names the offline cache
+# (site/sw.js); app.wasm's size lets the page show how far the download is (site/load.js).
+SITE_SRC := $(filter-out site/version.js,$(wildcard site/*.html site/*.css site/*.js site/*.svg))
+site/version.js: site/app.wasm $(SITE_SRC)
+	printf '// Written by make wasm: the build (sw.js names its cache after it) and the size of app.wasm.\nself.servelabBuild = {version: "%s", wasmBytes: %d};\n' \
+		"$$(cat site/app.wasm $(SITE_SRC) | cksum | cut -d' ' -f1)" "$$(wc -c < site/app.wasm)" > site/.version.js.tmp && mv site/.version.js.tmp $@
 
 # Headless Chromium drives the page (needs /usr/bin/chromium; `make deps` installs it).
 test-browser: deps wasm

@@ -447,6 +447,16 @@ func TestWorkerInWorkerd(t *testing.T) {
 				t.Errorf("GET %s = %d %q %.80s, want a JSON 404", path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 			}
 		}
+		// The page's probe for a companion gets a "no" (not a 404, an error in the console).
+		if resp, err := client.Get(base + "/api/health"); err != nil {
+			t.Fatal(err)
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(b), `"ok": false`) {
+				t.Errorf("GET /api/health = %d %.80s, want 200 with \"ok\": false", resp.StatusCode, b)
+			}
+		}
 		// Worker overhead: each request starts a fresh Go instance.
 		var lat []time.Duration
 		for i := 0; i < 10; i++ {
