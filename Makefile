@@ -47,8 +47,17 @@ worker-local: deps worker
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
+	$(MAKE) bench-core
 	$(MAKE) bench-browser
 	$(MAKE) bench-lab
+
+# The simulator core: demo interference side by side with the plain-Python implementation
+# (the ratio), the 100 000-request run's time and memory, and the page's re-simulations and
+# background panels in the browser's runtime (wasm under node).
+.PHONY: bench-core
+bench-core:
+	$(GO) run ./cmd/servelab/benchcore -repeat 5
+	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench . -benchtime 10x ./wasm/play/
 
 # The lab tools' own timing: servelab measure vs run.py against the cadence lab server
 # (16/64/256 streams), and the lab server holding 1000 streams (needs python3).

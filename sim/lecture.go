@@ -18,12 +18,15 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 }
 
 // run simulates the lecture's workload at rate under policy p.
-func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
+func (l Lecture) run(p Policy, rate float64) ([]Result, error) { return l.runOn(p, rate, nil) }
+
+// runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
+func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
 	reqs, err := l.workload(rate)
 	if err != nil {
 		return nil, err
 	}
-	o, err := Run(Config{Step: l.Step, Policy: p}, reqs)
+	o, err := run(Config{Step: l.Step, Policy: p}, reqs, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -65,16 +68,17 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	col, err := l.run(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate)
+	var sc scratch // each run's figures are taken before the next
+	col, err := l.runOn(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
 	if err != nil {
 		return row, err
 	}
-	pre, _ := l.run(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate)
-	dec, _ := l.run(DecodeOnlyPolicy{}, rate)
-	row.ColocatedTTFT90 = Percentile(Values(col, TTFT), 90)
-	row.ColocatedTPOT90 = Percentile(Values(col, TPOT), 90)
-	row.PrefillTTFT90 = Percentile(Values(pre, TTFT), 90)
-	row.DecodeTPOT90 = Percentile(Values(dec, TPOT), 90)
+	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
+	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
+	pre, _ := l.runOn(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
+	dec, _ := l.runOn(DecodeOnlyPolicy{}, rate, &sc)
+	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
 
@@ -180,7 +184,7 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 		return Demo4Row{}, err
 	}
 	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
-	return Demo4Row{Policy: p.Name(), Budget: budget,
-		TTFTP50: Percentile(ttft, 50), TTFTP90: Percentile(ttft, 90),
-		TPOTP50: Percentile(tpot, 50), TPOTP90: Percentile(tpot, 90)}, nil
+	t50, t90, _ := percentiles3(ttft)
+	p50, p90, _ := percentiles3(tpot)
+	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
 }
