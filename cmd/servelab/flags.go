@@ -64,6 +64,7 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 	if err != nil {
 		return sim.StepModel{}, err
 	}
+	own := prof
 	// Constants typed on the command line override the profile's.
 	for _, o := range []struct {
 		flag, name string
@@ -75,8 +76,20 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 			}
 		}
 	}
+	// A typed --overhead states the host's CPU cost per iteration: the
+	// profile's per-sequence and per-request CPU costs scale with it (so
+	// --overhead 0 is the GPU alone).
+	if flagSet(f.fs, "overhead") {
+		if prof, err = scaleCPU(prof, own, g.Name, f.overhead); err != nil {
+			return sim.StepModel{}, err
+		}
+	}
 	f.resolved = prof
-	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: f.dtypeBytes, TP: f.tp})
+	dtype := f.dtypeBytes
+	if !flagSet(f.fs, "dtype-bytes") && m.DtypeBytes > 0 {
+		dtype = m.DtypeBytes // the checkpoint says (an FP8 config)
+	}
+	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: dtype, TP: f.tp})
 }
 
 // engineFlags choose the policy and the engine's real-world limits.
