@@ -3,7 +3,7 @@ GO       ?= go
 WASMEXEC := $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
-.PHONY: run test test-native test-wasm bench build worker worker-local
+.PHONY: run test test-native test-wasm bench build worker worker-local fidelity fidelity-fit
 
 # The playground with the live companion and its embedded lab servers; prints the URL.
 run: wasm
@@ -36,6 +36,17 @@ worker: wasm
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
 worker-local: worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
+
+# The step model's profiles against the published points (cmd/servelab/testdata/fidelity):
+# published, lecture, vllm, error, and the median/worst |error| by regime.
+fidelity:
+	$(GO) run ./cmd/servelab fidelity
+
+# Refit the vllm profile's per-GPU constants to the points (minutes) and rewrite it; review the diff.
+fidelity-fit:
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H100-SXM --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H200 --free eff_mem --write sim/profiles/vllm.json
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/

@@ -715,3 +715,25 @@ func (c *Calibration) Profile(base *Profile, name, source string) (*Profile, err
 	p.GPUs[gpu] = fit
 	return p, nil
 }
+
+// CalibrateMeasured is the page's one call: fit prof's calibrated constants
+// (prof.Calibrates) for cfg's model and GPU to a lab file m, within prof's
+// physics and cfg's policy, and return the fit and the calibrated profile
+// (named name; Apply it to see the overlay after).
+func CalibrateMeasured(cfg Config, prof *Profile, m *Measured, source, name string) (*Calibration, *Profile, error) {
+	step, err := prof.Apply(cfg.Step)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Step = step
+	ev, err := LabEvidence(cfg, m, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	cal, err := Calibrate(step, prof.Calibrates, []Evidence{ev})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := cal.Profile(prof, name, source)
+	return cal, p, err
+}

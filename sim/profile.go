@@ -5,6 +5,13 @@ package sim
 // (sim/profiles/*.json), a user's file is parsed with ParseProfile. Every
 // constant carries where its value came from, so the page and the CLI can
 // show it beside the value.
+//
+// For a page: ProfileNames and BuiltinProfile (or ParseProfile on an
+// upload) list and load profiles; Resolve(gpu) gives each constant with its
+// value, unit, meaning and source, GPUNote whether the GPU was fitted;
+// Apply / ApplyConfig set a profile on a step model or engine config;
+// StepConstants reads the constants back off a step model. Calibration
+// from an uploaded file is CalibrateMeasured (see calibrate.go).
 
 import (
 	"bytes"

@@ -236,3 +236,30 @@ func TestCalibrationProfileRoundTrips(t *testing.T) {
 		t.Errorf("another GPU took the calibration: eff_mem %g", other.EffMem)
 	}
 }
+
+// Per-request cost: a lone request's TTFT is its prefill step, which pays
+// the per-iteration overhead, one sequence's cost and the cost of admitting
+// a prompt; without the per-request and per-sequence costs it comes out
+// exactly that much lower.
+func TestLightLoadTTFTPaysTheRequestCost(t *testing.T) {
+	v := profiled(t, "vllm", "Llama-3.1-8B", "H100-SXM", 1)
+	p, _ := NewPolicy("chunked", 2048)
+	ttft := func(s StepModel) float64 {
+		o, err := Run(Config{Step: s, Policy: p}, []Request{{ID: 0, Arrival: 0, Prompt: 128, Output: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Results[0].TTFT()
+	}
+	off := v
+	off.Physics.ReqCost, off.Physics.SeqCost = 0, 0
+	off, _ = off.Prepare()
+	got, without := ttft(v), ttft(off)
+	if d := got - without; math.Abs(d-(v.Physics.ReqCost+v.Physics.SeqCost)) > 1e-12 {
+		t.Errorf("TTFT %.3f ms, %.3f ms without CPU costs: differ by %.4f ms, want %.4f", got*1e3, without*1e3, d*1e3, (v.Physics.ReqCost+v.Physics.SeqCost)*1e3)
+	}
+	step := v.Prefill(128)
+	if math.Abs(got-step.Seconds) > 1e-12 || step.CPUTime <= 0 {
+		t.Errorf("TTFT %.3f ms, its prefill step %+v", got*1e3, step)
+	}
+}

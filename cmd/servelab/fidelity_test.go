@@ -99,7 +99,9 @@ func TestFidelityOfProfiles(t *testing.T) {
 	}
 }
 
-// Each correction is needed: without it the points it is about miss.
+// Each correction is needed: without it the points it is about miss. (The
+// per-request and per-sequence CPU costs are too small on these points to
+// be pinned by them; sim's TestLightLoadTTFTPaysTheRequestCost checks them.)
 func TestFidelityCorrectionsMatter(t *testing.T) {
 	pts, err := loadPoints(pointsFile)
 	if err != nil {
@@ -125,8 +127,6 @@ func TestFidelityCorrectionsMatter(t *testing.T) {
 			func(p *sim.Profile) { p.Physics.MoEUnion = false }, 0.12, 0.15},
 		{"TP collective latency (70B TP4 latency)", is("vllmci-lat-Llama-3.1-70B"),
 			func(p *sim.Profile) { setEverywhere(p, "collective_latency", 0) }, 0.08, 0.15},
-		{"per-sequence and per-request CPU cost (offline throughput, 200 at once)", is("vllmci-thr-"),
-			func(p *sim.Profile) { setEverywhere(p, "seq_cost", 0); setEverywhere(p, "req_cost", 0) }, 0.08, 0.12},
 	} {
 		with := medianAbs(errsOf(t, pts, "vllm", c.match))
 		off := medianAbs(errsOf(t, pts, variant(t, c.edit), c.match))
