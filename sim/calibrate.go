@@ -314,9 +314,12 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 			break
 		}
 		i := active[worst]
-		if math.IsInf(stderr[worst], 1) {
+		switch {
+		case math.IsInf(stderr[worst], 1):
 			why[i] = "no figure in these files depends on it"
-		} else {
+		case stderr[worst] > 10:
+			why[i] = "these files do not pin it"
+		default:
 			why[i] = fmt.Sprintf("these files pin it only to ±%.0f%%", 100*stderr[worst])
 		}
 		if p := partner(base, infos, active, worst, meas, noise, predict); p != "" {
@@ -554,16 +557,26 @@ func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []fl
 		return base, nil, err
 	}
 	A, _ := normal(J, r)
+	// A tiny ridge keeps A invertible when figures are fewer than constants:
+	// a combination the figures do not see gets a huge variance, and only
+	// the constants taking part in it inherit it.
+	top := 0.0
+	for k := range n {
+		top = math.Max(top, A[k][k])
+	}
+	for k := range n {
+		A[k][k] += 1e-9 * top
+	}
 	for k := range n {
 		stderr[k] = math.Inf(1)
-		if A[k][k] <= 1e-12 {
-			continue
+		if A[k][k] <= 1e-12*top || top == 0 {
+			continue // no figure depends on it
 		}
 		// The k-th diagonal of A^-1: the variance of theta_k with the others free.
 		e := make([]float64, n)
 		e[k] = 1
 		if x, ok := solve(A, e); ok && x[k] > 0 {
-			stderr[k] = math.Expm1(math.Sqrt(x[k]))
+			stderr[k] = math.Expm1(math.Min(math.Sqrt(x[k]), 700))
 		}
 	}
 	return fit, stderr, nil
