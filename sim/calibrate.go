@@ -96,6 +96,24 @@ func labNoise(names []string, vals []float64, m *Measured) []float64 {
 	return out
 }
 
+// shortLab is the part of a lab workload its figures come from: all of it
+// up to the long request's prefill and decode (with room for a candidate
+// three times slower), not the minute of load after it, so a calibration's
+// hundreds of re-runs stay short. (The quiet window stays whole: cutting it
+// changes which contexts its median sees.)
+func shortLab(w LabWorkload, s LabSummary) LabWorkload {
+	q, ttft := s.ITLQuietP50, s.LongTTFT
+	if !(q > 0) {
+		return w
+	}
+	if ttft > 0 && w.LongCount > 0 {
+		if end := w.InjectAfter + 3*(ttft+float64(w.LongOutputLen+20)*q); end < w.Duration {
+			w.Duration = end
+		}
+	}
+	return w
+}
+
 // LabEvidence is a lab run (run.py's or servelab measure's file): the
 // simulator re-runs its workload (m.Config) on cfg's engine (policy,
 // limits) with each candidate step model and reads the same figures.
@@ -113,10 +131,11 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	}
 	noise := labNoise(names, vals, m)
 	ev := Evidence{Source: source, Names: names, Measured: vals, Noise: noise}
+	sw := shortLab(w, m.Summary)
 	ev.Predict = func(s StepModel) ([]float64, error) {
 		c := cfg
 		c.Step = s
-		out, err := RunLab(c, w)
+		out, err := RunLab(c, sw)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +467,7 @@ func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []fl
 		}
 		return th
 	}
-	for restart := 0; restart < 3 && n > 0; restart++ {
+	for restart := 0; restart < 2 && n > 0; restart++ {
 		pts := [][]float64{slices.Clone(theta)}
 		for k := range n {
 			p := slices.Clone(theta)
