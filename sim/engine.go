@@ -413,8 +413,8 @@ func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items = it.Items[:0]
 	decodes := e.running[:e.plan.Decodes]
-	var w Work
-	if len(decodes) == len(e.running) {
+	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
+	if len(decodes) == len(e.running) && w.Window == 0 {
 		n, kv := float64(len(decodes)), float64(e.runKV)
 		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n, Seqs: n, Sampled: n} // what AddDecode would sum
 	} else {

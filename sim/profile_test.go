@@ -96,7 +96,7 @@ func TestParseProfileErrorsNameTheProblem(t *testing.T) {
 		`{"name":"x","constants":{},"gpus":{"H900":{"constants":{}}}}`: "gpus.H900",
 		`{"name":"x","constants":{},"physic":{}}`:                      "physic",
 		`{"constants":{}}`: "name missing",
-		`{"name":"x","constants":{},"calibrates":["eff_compute","speed"]}`:       "speed",
+		`{"name":"x","constants":{},"calibrates":["eff_compute","speed"]}`: "speed",
 	} {
 		_, err := ParseProfile([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -257,5 +257,44 @@ func TestLightLoadTTFTPaysTheRequestCost(t *testing.T) {
 	step := v.Prefill(128)
 	if math.Abs(got-step.Seconds) > 1e-12 || step.CPUTime <= 0 {
 		t.Errorf("TTFT %.3f ms, its prefill step %+v", got*1e3, step)
+	}
+}
+
+// A sliding window caps what a query attends and reads, in decode and in
+// a prefill chunk past the window; the engine prices with it.
+func TestSlidingWindow(t *testing.T) {
+	w := Work{Window: 4}
+	w.AddDecode(10)
+	if w.Pairs != 4 || w.KVTokens != 5 {
+		t.Errorf("decode at context 10, window 4: %+v", w)
+	}
+	w = Work{Window: 4}
+	w.AddChunk(2, 5, true) // queries at positions 3..7 attend 3, 4, 4, 4, 4
+	if w.Pairs != 19 || w.KVTokens != 7 {
+		t.Errorf("chunk of 5 after 2, window 4: %+v", w)
+	}
+	full := Work{}
+	full.AddChunk(2, 5, true)
+	if full.Pairs != 5*2+15 {
+		t.Errorf("no window: %+v", full)
+	}
+	m := model(t, "Mistral-7B")
+	m.SlidingWindow = 1024
+	s, err := NewStepModel(m, gpu(t, "H100-SXM"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := NewPolicy("prefill-first", 0)
+	run := func(s StepModel) float64 {
+		o, err := Run(Config{Step: s, Policy: p}, []Request{{ID: 0, Prompt: 8000, Output: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Results[0].Finish
+	}
+	noWin := s
+	noWin.Model.SlidingWindow = 0
+	if a, b := run(s), run(noWin); a >= b {
+		t.Errorf("an 8000-token prompt with a 1024 window takes %.1f ms, without %.1f ms", a*1e3, b*1e3)
 	}
 }

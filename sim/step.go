@@ -194,10 +194,16 @@ type Work struct {
 	// are computed (decodes and last prefill chunks) and NewPrompts the
 	// prompts whose prefill starts. Only the refined physics reads them.
 	Seqs, Sampled, NewPrompts float64
+	// Window is the model's sliding attention window (0: full attention):
+	// the Add methods clip what a query attends and reads to it.
+	Window int
 }
 
 // AddDecode adds one decode token whose query attends context keys.
 func (w *Work) AddDecode(context int) {
+	if w.Window > 0 {
+		context = min(context, w.Window)
+	}
 	w.Tokens++
 	w.Pairs += float64(context)
 	w.KVTokens += float64(context) + 1
@@ -215,8 +221,15 @@ func (w *Work) AddPrefill(done, c int) { w.AddChunk(done, c, true) }
 func (w *Work) AddChunk(done, c int, last bool) {
 	cf, df := float64(c), float64(done)
 	w.Tokens += cf
-	w.Pairs += cf*df + cf*(cf+1)/2
-	w.KVTokens += df + cf
+	if win := w.Window; win > 0 && done+c > win {
+		// Queries done+1 .. win attend all before them, the rest win keys each.
+		a := float64(max(0, win-done))
+		w.Pairs += a*df + a*(a+1)/2 + (cf-a)*float64(win)
+		w.KVTokens += float64(min(done, win)) + cf
+	} else {
+		w.Pairs += cf*df + cf*(cf+1)/2
+		w.KVTokens += df + cf
+	}
 	w.Seqs++
 	if last {
 		w.Sampled++

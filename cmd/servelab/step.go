@@ -33,9 +33,9 @@ func runStep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var w sim.Work
+	w := sim.Work{Window: step.Model.SlidingWindow}
 	for range *batch {
-		w.AddDecode(step.Model.Attended(*ctx))
+		w.AddDecode(*ctx)
 	}
 	if *prefill > 0 {
 		w.AddPrefill(0, *prefill)
