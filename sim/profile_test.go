@@ -233,10 +233,10 @@ func TestCalibrationProfileRoundTrips(t *testing.T) {
 	}
 }
 
-// Per-request cost: a lone request's TTFT is its prefill step, which pays
-// the per-iteration overhead, one sequence's cost and the cost of admitting
-// a prompt; without the per-request and per-sequence costs it comes out
-// exactly that much lower.
+// Per-request cost: a lone request's TTFT is its time outside the engine
+// plus its prefill step, which pays the per-iteration overhead, one
+// sequence's cost and the cost of admitting a prompt; without the
+// per-request and per-sequence costs it comes out exactly that much lower.
 func TestLightLoadTTFTPaysTheRequestCost(t *testing.T) {
 	v := profiled(t, "vllm", "Llama-3.1-8B", "H100-SXM", 1)
 	p, _ := NewPolicy("chunked", 2048)
@@ -255,7 +255,7 @@ func TestLightLoadTTFTPaysTheRequestCost(t *testing.T) {
 		t.Errorf("TTFT %.3f ms, %.3f ms without CPU costs: differ by %.4f ms, want %.4f", got*1e3, without*1e3, d*1e3, (v.Physics.ReqCost+v.Physics.SeqCost)*1e3)
 	}
 	step := v.Prefill(128)
-	if math.Abs(got-step.Seconds) > 1e-12 || step.CPUTime <= 0 {
+	if math.Abs(got-step.Seconds-v.Physics.ReqLatency) > 1e-12 || step.CPUTime <= 0 {
 		t.Errorf("TTFT %.3f ms, its prefill step %+v", got*1e3, step)
 	}
 }
@@ -296,5 +296,36 @@ func TestSlidingWindow(t *testing.T) {
 	noWin.Model.SlidingWindow = 0
 	if a, b := run(s), run(noWin); a >= b {
 		t.Errorf("an 8000-token prompt with a 1024 window takes %.1f ms, without %.1f ms", a*1e3, b*1e3)
+	}
+}
+
+// The per-request latency outside the engine adds to TTFT and E2E and
+// occupies no iteration: ITLs and throughput stay.
+func TestRequestLatencyShiftsTTFTOnly(t *testing.T) {
+	v := profiled(t, "vllm", "Llama-3.1-8B", "H100-SXM", 1)
+	if v.Physics.ReqLatency <= 0 {
+		t.Fatal("vllm has no per-request latency")
+	}
+	off := v
+	off.Physics.ReqLatency = 0
+	off, _ = off.Prepare()
+	reqs, _ := Poisson(200, 20, 512, 64, 1)
+	p, _ := NewPolicy("chunked", 2048)
+	run := func(s StepModel) *Outcome {
+		o, err := Run(Config{Step: s, Policy: p}, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	a, b := run(v), run(off)
+	if a.Steps != b.Steps || a.End != b.End {
+		t.Errorf("the latency changed the engine's work: %d steps to %.3f s vs %d to %.3f s", a.Steps, a.End, b.Steps, b.End)
+	}
+	for i := range a.Results {
+		ra, rb := a.Results[i], b.Results[i]
+		if math.Abs(ra.TTFT()-rb.TTFT()-v.Physics.ReqLatency) > 1e-9 || math.Abs(ra.E2E()-rb.E2E()-v.Physics.ReqLatency) > 1e-9 || ra.TPOT() != rb.TPOT() {
+			t.Fatalf("request %d: TTFT %.4f vs %.4f, E2E %.4f vs %.4f, TPOT %g vs %g", i, ra.TTFT(), rb.TTFT(), ra.E2E(), rb.E2E(), ra.TPOT(), rb.TPOT())
+		}
 	}
 }

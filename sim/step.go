@@ -78,7 +78,13 @@ type Physics struct {
 	EffKV             float64 `json:"-"` // fraction of bandwidth attention's KV reads reach; 0: EffMem
 	CollectiveLatency float64 `json:"-"` // fixed seconds per all-reduce (TP > 1), two per layer
 	SeqCost           float64 `json:"-"` // CPU seconds per sequence in the step (scheduling, sampling, detokenising)
-	ReqCost           float64 `json:"-"` // CPU seconds per prompt starting its prefill (tokenising, admission, HTTP)
+	ReqCost           float64 `json:"-"` // engine CPU seconds per prompt starting its prefill (admission, input preparation)
+	// ReqLatency is the seconds a request spends outside the engine (HTTP,
+	// tokenising, detokenising, process hops): it adds to TTFT and E2E
+	// but occupies no iteration. Engine.Results reports each arrival this
+	// much earlier (the client's send time); with open-loop arrivals a
+	// constant delay before the engine is exactly that shift.
+	ReqLatency float64 `json:"-"`
 }
 
 // refined reports whether any refinement is on (else the lecture's formula runs, bit for bit).
@@ -153,6 +159,7 @@ func (s StepModel) Prepare() (StepModel, error) {
 		{"collective latency (s)", ph.CollectiveLatency, 0, 0.1},
 		{"per-sequence cost (s)", ph.SeqCost, 0, 0.1},
 		{"per-request cost (s)", ph.ReqCost, 0, 1},
+		{"per-request latency (s)", ph.ReqLatency, 0, 10},
 	} {
 		if !(c.v >= c.lo && c.v <= c.hi) {
 			return s, fmt.Errorf("%s must be in [%g, %g], got %g", c.name, c.lo, c.hi, c.v)

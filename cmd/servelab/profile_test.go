@@ -49,7 +49,7 @@ func TestStepProfileConstantsAndOverrides(t *testing.T) {
 		t.Errorf("default profile: %+v", lec)
 	}
 	v := stepJSON(t, "--profile", "vllm", "--batch", "32", "--context", "700", "--gpu", "A100-80GB")
-	if v.Profile != "vllm" || len(v.Constants) != 9 || !strings.Contains(v.GPUNote, "fitted to 22 published points") {
+	if v.Profile != "vllm" || len(v.Constants) != 10 || !strings.Contains(v.GPUNote, "fitted to 22 published points") {
 		t.Errorf("vllm on A100: %+v", v)
 	}
 	for _, c := range v.Constants {
