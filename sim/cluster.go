@@ -244,7 +244,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	out := &ClusterOutcome{Placements: make([]Placement, n)}
 	res := make([]Result, n)
 	for i, r := range reqs {
-		res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
+		res[i] = Result{ID: r.ID, Arrival: r.Arrival - step.Physics.ReqLatency, Prompt: r.Prompt, Output: r.Output} // as Engine.Results
 		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
 	}
 

@@ -28,9 +28,9 @@ func addStepFlags(fs *flag.FlagSet) *stepFlags {
 	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (list: servelab models)")
 	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (list: servelab models)")
 	fs.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json to use instead of --model")
-	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached")
-	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached")
-	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration")
+	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached (typed: overrides --profile; the default is the lecture's)")
+	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached (typed: overrides --profile)")
+	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration (typed: overrides --profile and scales its per-sequence and per-request CPU costs)")
 	fs.Float64Var(&f.dtypeBytes, "dtype-bytes", sim.DefaultDtypeBytes, "bytes per weight and KV element (2 = bf16)")
 	fs.IntVar(&f.tp, "tp", 1, "tensor-parallel degree")
 	return f
