@@ -47,6 +47,7 @@ fidelity-fit:
 	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
 	$(GO) run ./cmd/servelab fidelity --fit --gpu H100-SXM --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
 	$(GO) run ./cmd/servelab fidelity --fit --gpu H200 --free eff_mem --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free collective_latency --write sim/profiles/vllm.json
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
