@@ -58,7 +58,9 @@ type StepModel struct {
 //	t       = (linear + attn)/TP + comm + Overhead + SeqCost*seqs + ReqCost*newPrompts
 //
 // with roof(c, m) = (c^p + m^p)^(1/p) for p = RooflineP (a hard max for 0),
-// s the positions whose logits are sampled and W_read the weights actually read.
+// s the positions whose logits are sampled and W_read the weights actually
+// read. ReqLatency is outside the iterations: it adds to each request's TTFT
+// and E2E (Engine.Results).
 type Physics struct {
 	// MoEUnion reads only the experts the step's n tokens select: per layer
 	// the expected union E*(1-(1-k/E)^n) of k-of-E routing, not all E.
