@@ -329,3 +329,27 @@ func TestRequestLatencyShiftsTTFTOnly(t *testing.T) {
 		}
 	}
 }
+
+// FP8 weights run on the FP8 tensor peak in the vllm profile (not on A100s,
+// which have none); the lecture keeps the bf16 peak.
+func TestFP8Compute(t *testing.T) {
+	var w Work
+	w.AddPrefill(0, 4096)
+	for _, c := range []struct {
+		prof, gpu string
+		faster    bool
+	}{{"vllm", "H100-SXM", true}, {"vllm", "A100-80GB", false}, {"lecture", "H100-SXM", false}} {
+		bf := profiled(t, c.prof, "Llama-3.1-8B", c.gpu, 1)
+		f8 := bf
+		f8.DtypeBytes = 1
+		f8, _ = f8.Prepare()
+		r := f8.Price(w).ComputeTime / bf.Price(w).ComputeTime
+		want := 1.0
+		if c.faster {
+			want = bf.GPU.FLOPS / bf.GPU.FP8FLOPS
+		}
+		if math.Abs(r-want) > 1e-9 {
+			t.Errorf("%s on %s: FP8 compute time %.3f of bf16's", c.prof, c.gpu, r)
+		}
+	}
+}

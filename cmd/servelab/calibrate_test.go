@@ -118,6 +118,7 @@ func TestCalibrateErrorsAndBenchFiles(t *testing.T) {
 		{[]string{"calibrate", filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{"calibrate", bad}, "--save-detailed"},
 		{[]string{"calibrate", bad, "--base", "nope"}, "unknown profile"},
+		{[]string{"calibrate", bad, "--constants", "eff_mem,speed"}, "--save-detailed"},
 	} {
 		code, _, stderr := cli(t, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
@@ -140,6 +141,9 @@ func TestCalibrateErrorsAndBenchFiles(t *testing.T) {
 		`],"output_lens":[` + strings.Join(outs, ",") + `],"errors":["","","","","","","",""]}`
 	bench := filepath.Join(dir, "bench.json")
 	os.WriteFile(bench, []byte(truth), 0o644)
+	if code, _, stderr := cli(t, "calibrate", bench, "--constants", "eff_mem,speed"); code == 0 || !strings.Contains(stderr, `unknown constant "speed"`) {
+		t.Errorf("--constants speed: exit %d, %s", code, stderr)
+	}
 	code, stdout, stderr := cli(t, "calibrate", bench, "--base", "vllm", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
