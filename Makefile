@@ -3,7 +3,7 @@ GO       ?= go
 WASMEXEC := $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
-.PHONY: run test test-native test-wasm bench build worker worker-local deps deps-run
+.PHONY: run test test-native test-wasm bench build worker worker-local deps deps-run fidelity fidelity-fit
 
 # What the tests need beyond Go and node/npm (Chromium, brotli, python3, workerd ...), installed
 # with apt/npm when missing; a quick check when present. The lists are at the top of .ci/deps.
@@ -43,6 +43,18 @@ worker: wasm
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
 worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
+
+# The step model's profiles against the published points (cmd/servelab/testdata/fidelity):
+# published, lecture, vllm, error, and the median/worst |error| by regime.
+fidelity:
+	$(GO) run ./cmd/servelab fidelity
+
+# Refit the vllm profile's per-GPU constants to the points (minutes) and rewrite it; review the diff.
+fidelity-fit:
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H100-SXM --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H200 --free eff_mem --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free collective_latency --write sim/profiles/vllm.json
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/

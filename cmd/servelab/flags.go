@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"servelab/hwspecs"
 	"servelab/modelspecs"
@@ -16,16 +17,20 @@ type stepFlags struct {
 	effCompute, effMem      float64
 	overhead, dtypeBytes    float64
 	tp                      int
+	profile                 string        // --profile: lecture, vllm or a profile JSON file
+	fs                      *flag.FlagSet // to tell typed flags from defaults
+	resolved                *sim.Profile  // the profile stepModel applied, with typed flags as overrides
 }
 
 func addStepFlags(fs *flag.FlagSet) *stepFlags {
-	f := &stepFlags{}
+	f := &stepFlags{fs: fs}
+	fs.StringVar(&f.profile, "profile", sim.DefaultProfile, "step-model profile: "+strings.Join(sim.ProfileNames(), ", ")+", or a profile JSON file (e.g. from servelab calibrate); typed --eff-* and --overhead override it")
 	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (list: servelab models)")
 	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (list: servelab models)")
 	fs.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json to use instead of --model")
-	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached")
-	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached")
-	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration")
+	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached (typed: overrides --profile; the default is the lecture's)")
+	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached (typed: overrides --profile)")
+	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration (typed: overrides --profile and scales its per-sequence and per-request CPU costs)")
 	fs.Float64Var(&f.dtypeBytes, "dtype-bytes", sim.DefaultDtypeBytes, "bytes per weight and KV element (2 = bf16)")
 	fs.IntVar(&f.tp, "tp", 1, "tensor-parallel degree")
 	return f
@@ -55,9 +60,36 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 	if !(f.effCompute > 0 && f.effMem > 0 && f.dtypeBytes > 0 && f.tp > 0) {
 		return sim.StepModel{}, fmt.Errorf("--eff-compute, --eff-mem, --dtype-bytes and --tp must be positive, got %g, %g, %g, %d", f.effCompute, f.effMem, f.dtypeBytes, f.tp)
 	}
-	s := sim.StepModel{Model: m, GPU: g, EffCompute: f.effCompute, EffMem: f.effMem,
-		Overhead: f.overhead, DtypeBytes: f.dtypeBytes, TP: f.tp}
-	return s.Prepare()
+	prof, err := loadProfile(f.profile)
+	if err != nil {
+		return sim.StepModel{}, err
+	}
+	own := prof
+	// Constants typed on the command line override the profile's.
+	for _, o := range []struct {
+		flag, name string
+		v          float64
+	}{{"eff-compute", "eff_compute", f.effCompute}, {"eff-mem", "eff_mem", f.effMem}, {"overhead", "overhead", f.overhead}} {
+		if flagSet(f.fs, o.flag) {
+			if prof, err = prof.With(g.Name, o.name, o.v, "--"+o.flag); err != nil {
+				return sim.StepModel{}, fmt.Errorf("--%s: %w", o.flag, err)
+			}
+		}
+	}
+	// A typed --overhead states the host's CPU cost per iteration: the
+	// profile's per-sequence and per-request CPU costs scale with it (so
+	// --overhead 0 is the GPU alone).
+	if flagSet(f.fs, "overhead") {
+		if prof, err = scaleCPU(prof, own, g.Name, f.overhead); err != nil {
+			return sim.StepModel{}, err
+		}
+	}
+	f.resolved = prof
+	dtype := f.dtypeBytes
+	if !flagSet(f.fs, "dtype-bytes") && m.DtypeBytes > 0 {
+		dtype = m.DtypeBytes // the checkpoint says (an FP8 config)
+	}
+	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: dtype, TP: f.tp})
 }
 
 // engineFlags choose the policy and the engine's real-world limits.

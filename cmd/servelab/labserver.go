@@ -75,8 +75,8 @@ func (f *labServerFlags) describe(s *labserver.Server) string {
 	if c.Cadence > 0 {
 		return fmt.Sprintf("self-test cadence: a token every %v on every stream", c.Cadence)
 	}
-	return fmt.Sprintf("%s on %s, policy %s, time scale %g, %d token(s) per frame, max model len %d",
-		c.Engine.Step.Model.Name, c.Engine.Step.GPU.Name, c.Engine.Policy.Name(), c.TimeScale, c.StreamInterval, c.MaxModelLen)
+	return fmt.Sprintf("%s on %s, profile %s, policy %s, time scale %g, %d token(s) per frame, max model len %d",
+		c.Engine.Step.Model.Name, c.Engine.Step.GPU.Name, c.Engine.Step.Profile, c.Engine.Policy.Name(), c.TimeScale, c.StreamInterval, c.MaxModelLen)
 }
 
 // labServerUntil is labserver, running until ctx ends.
