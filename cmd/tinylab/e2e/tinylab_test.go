@@ -1,0 +1,379 @@
+// Package e2e starts the tiny lab (cmd/tinylab: llama.cpp through node-llama-cpp
+// on this machine's CPU) at budget 256 and unchunked, and measures it with the
+// unmodified lab script run.py and with `servelab measure`. It needs node, the
+// npm install of `make tinylab-deps`, and python3.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The lab workload: run.py's flags, shortened. 2000 filler words are about
+// 8000 tokens, whose prefill takes seconds on a CPU core.
+var workload = []string{"--long-input-len", "2000", "--duration", "8", "--inject-after", "3", "--warmup", "1"}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// need fails (not skips) when a tool is missing: `make test` installs them.
+func need(t *testing.T, root string) (node, python string) {
+	t.Helper()
+	var err error
+	if node, err = exec.LookPath("node"); err != nil {
+		t.Fatal("node is not on PATH")
+	}
+	if python, err = exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is not on PATH (it runs cmd/servelab/testdata/run.py)")
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd/tinylab/node_modules/@node-llama-cpp/linux-x64")); err != nil {
+		t.Fatal("node-llama-cpp is not installed: run `make tinylab-deps`")
+	}
+	return node, python
+}
+
+// lab is one running tinylab server.
+type lab struct {
+	url  string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+	mu   *sync.Mutex
+}
+
+var listening = regexp.MustCompile(`on (http://127\.0\.0\.1:\d+);`)
+
+func startLab(t *testing.T, node, root, model string, flags ...string) *lab {
+	t.Helper()
+	args := append([]string{filepath.Join(root, "cmd/tinylab/server.mjs"), "--model", model, "--port", "0"}, flags...)
+	cmd := exec.Command(node, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lab{cmd: cmd, logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	cmd.Stderr = lockedWriter{l}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.stop)
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lockedWriter{l}.Write([]byte(sc.Text() + "\n"))
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+		close(urls)
+	}()
+	select {
+	case u, ok := <-urls:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("tinylab %v exited before listening:\n%s", flags, l.log())
+		}
+		l.url = u
+	case <-time.After(60 * time.Second):
+		t.Fatalf("tinylab %v did not start in 60 s:\n%s", flags, l.log())
+	}
+	// Ready when /v1/models answers, as `make tinylab` promises.
+	var m struct{ Data []struct{ ID string } }
+	if code := getJSON(t, l.url+"/v1/models", &m); code != 200 || len(m.Data) != 1 || m.Data[0].ID != "tinylab" {
+		t.Fatalf("/v1/models: %d %+v", code, m)
+	}
+	return l
+}
+
+type lockedWriter struct{ l *lab }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.l.mu.Lock()
+	defer w.l.mu.Unlock()
+	return w.l.logs.Write(p)
+}
+
+func (l *lab) log() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.logs.String()
+}
+
+func (l *lab) stop() {
+	if l.cmd.ProcessState == nil {
+		l.cmd.Process.Signal(syscall.SIGTERM)
+		l.cmd.Wait()
+	}
+}
+
+// step is one engine step as the server records it.
+type step struct {
+	Dur     float64
+	Decodes int
+	Prefill int
+}
+
+func (l *lab) steps(t *testing.T) []step {
+	var s struct{ Steps []step }
+	if code := getJSON(t, l.url+"/tinylab/steps", &s); code != 200 {
+		t.Fatalf("/tinylab/steps: %d", code)
+	}
+	return s.Steps
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return resp.StatusCode
+}
+
+func postJSON(t *testing.T, url string, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// summary is the part of the lab script's JSON the checks read.
+type summary struct {
+	WorstGap float64 `json:"worst_gap"`
+	LongTTFT float64 `json:"long_ttft"`
+	QuietP50 float64 `json:"itl_quiet_p50"`
+	Tokens   int     `json:"tokens_observed"`
+	Failed   int     `json:"short_failed"`
+	LongFail int     `json:"long_failed"`
+	LongErr  string  `json:"long_error"`
+}
+
+func readSummary(t *testing.T, path string) summary {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct{ Summary summary }
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	s := f.Summary
+	if s.Tokens == 0 || s.Failed > 0 || s.LongFail > 0 {
+		t.Fatalf("%s: %d tokens observed, %d short and %d long requests failed (%s)", path, s.Tokens, s.Failed, s.LongFail, s.LongErr)
+	}
+	return s
+}
+
+// tool runs run.py or servelab measure against a lab, writing JSON to out.
+func tool(ctx context.Context, name string, argv []string, l *lab, label, out string, extra ...string) *exec.Cmd {
+	args := append(append(argv[1:], "--base-url", l.url, "--label", label, "--json", out), workload...)
+	args = append(args, extra...)
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
+	return cmd
+}
+
+func runTools(t *testing.T, cmds ...*exec.Cmd) {
+	t.Helper()
+	outs := make([]bytes.Buffer, len(cmds))
+	for i, c := range cmds {
+		c.Stdout, c.Stderr = &outs[i], &outs[i]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, outs[i].String())
+		}
+	}
+}
+
+// checkAPI drives the OpenAI-compatible routes: stream and not, usage, max_tokens,
+// errors in OpenAI's shape.
+func checkAPI(t *testing.T, url string) {
+	code, b := postJSON(t, url+"/v1/completions", `{"model":"tinylab","prompt":"12345 67890","max_tokens":5,"ignore_eos":true}`)
+	var c struct {
+		Choices []struct {
+			Text         string
+			FinishReason string `json:"finish_reason"`
+		}
+		Usage struct {
+			Completion int `json:"completion_tokens"`
+			Prompt     int `json:"prompt_tokens"`
+		}
+	}
+	if json.Unmarshal(b, &c); code != 200 || len(c.Choices) != 1 || c.Choices[0].Text == "" || c.Choices[0].FinishReason != "length" || c.Usage.Completion != 5 || c.Usage.Prompt < 3 {
+		t.Errorf("completion: %d %s", code, b)
+	}
+
+	code, b = postJSON(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":7,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`)
+	frames, content, usage, done, role := 0, 0, 0, false, false
+	for _, line := range strings.Split(string(b), "\n") {
+		p, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		if p == "[DONE]" {
+			done = true
+			continue
+		}
+		frames++
+		var ch struct {
+			Choices []struct {
+				Delta struct{ Role, Content string }
+			}
+			Usage *struct {
+				Completion int `json:"completion_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(p), &ch); err != nil {
+			t.Fatalf("chat stream frame %q: %v", p, err)
+		}
+		if len(ch.Choices) == 1 && ch.Choices[0].Delta.Role == "assistant" {
+			role = true
+		}
+		if len(ch.Choices) == 1 && ch.Choices[0].Delta.Content != "" {
+			content++
+		}
+		if ch.Usage != nil && len(ch.Choices) == 0 {
+			usage = ch.Usage.Completion
+		}
+	}
+	if code != 200 || !done || !role || content != 7 || usage != 7 {
+		t.Errorf("chat stream: status %d, %d frames, %d with content (want 7, one per token), usage %d, role %v, [DONE] %v\n%s", code, frames, content, usage, role, done, b)
+	}
+
+	var e struct {
+		Error struct {
+			Message, Type string
+			Code          int
+		}
+	}
+	long := strings.Repeat("12345 ", 4000)
+	code, b = postJSON(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":16}`, long))
+	if json.Unmarshal(b, &e); code != 400 || e.Error.Type != "BadRequestError" || e.Error.Code != 400 || !strings.Contains(e.Error.Message, "maximum context length is") {
+		t.Errorf("a prompt over max_model_len: %d %s", code, b)
+	}
+	code, b = postJSON(t, url+"/v1/completions", `{"model":"nope","prompt":"x"}`)
+	if json.Unmarshal(b, &e); code != 404 || !strings.Contains(e.Error.Message, "nope") {
+		t.Errorf("an unknown model: %d %s", code, b)
+	}
+	code, b = postJSON(t, url+"/v1/completions", `{"prompt":"x","max_tokens":-1}`)
+	if json.Unmarshal(b, &e); code != 400 || !strings.Contains(e.Error.Message, "max_tokens") {
+		t.Errorf("max_tokens -1: %d %s", code, b)
+	}
+}
+
+func within(a, b, frac float64) bool { return a >= b*(1-frac) && a <= b*(1+frac) }
+
+// TestLabChunkedVsUnchunked is the lab on a CPU: chunked prefill bounds the
+// stall to a chunk, unchunked the whole prompt stalls everyone, and the two
+// measuring tools see the same gaps.
+func TestLabChunkedVsUnchunked(t *testing.T) {
+	root := repoRoot(t)
+	node, python := need(t, root)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "servelab")
+	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd/servelab")).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	model := filepath.Join(dir, "tinylab.gguf")
+	if out, err := exec.Command(bin, "gguf", "-o", model).CombinedOutput(); err != nil {
+		t.Fatalf("servelab gguf: %v\n%s", err, out)
+	}
+	runPy := []string{python, filepath.Join(root, "cmd/servelab/testdata/run.py")}
+	measure := []string{bin, "measure", "--quiet"}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	type result struct{ py, ms summary }
+	res := map[string]result{}
+	for _, cfg := range []struct {
+		label string
+		flags []string
+	}{
+		{"chunked", []string{"--max-num-batched-tokens", "256"}},
+		{"unchunked", []string{"--no-enable-chunked-prefill"}},
+	} {
+		l := startLab(t, node, root, model, cfg.flags...)
+		if cfg.label == "chunked" {
+			checkAPI(t, l.url)
+		}
+		p := func(s string) string { return filepath.Join(dir, cfg.label+"-"+s+".json") }
+		// Both tools at once, 8 streams each, one long prompt (run.py's): they
+		// see the same steps, so each tool's worst gap is the same event seen
+		// twice. Run one after the other, the two worst gaps would differ by
+		// the machine's own noise as well (a busy shared CPU stretches a step
+		// now and then), which says nothing about the tools.
+		runTools(t,
+			tool(ctx, "run.py", runPy, l, cfg.label, p("py"), "--short-concurrency", "8"),
+			tool(ctx, "measure", measure, l, cfg.label, p("ms"), "--short-concurrency", "8", "--long-count", "0"))
+		r := result{readSummary(t, p("py")), readSummary(t, p("ms"))}
+		res[cfg.label] = r
+
+		// The engine's own step record: chunked steps stay within the budget;
+		// unchunked, the long prompt entered in one step.
+		most, biggest := 0, 0.0
+		for _, s := range l.steps(t) {
+			most = max(most, s.Decodes+s.Prefill)
+			biggest = max(biggest, s.Dur)
+		}
+		if cfg.label == "chunked" && most > 256 {
+			t.Errorf("chunked at 256: a step carried %d tokens", most)
+		}
+		if cfg.label == "unchunked" && most < 7000 {
+			t.Errorf("unchunked: the largest step carried %d tokens, want the whole long prompt (~8000)", most)
+		}
+		t.Logf("%-9s worst gap: run.py %6.1f ms, measure %6.1f ms; run.py's long TTFT %5.0f ms; quiet ITL p50 %4.1f ms, %4.1f ms; longest step %6.1f ms",
+			cfg.label, 1e3*r.py.WorstGap, 1e3*r.ms.WorstGap, 1e3*r.py.LongTTFT, 1e3*r.py.QuietP50, 1e3*r.ms.QuietP50, 1e3*biggest)
+		l.stop()
+	}
+
+	c, u := res["chunked"], res["unchunked"]
+	if u.py.LongTTFT < 1 {
+		t.Errorf("the unchunked long prefill took %.2f s (run.py's long TTFT), want >= 1 s: raise --long-input-len", u.py.LongTTFT)
+	}
+	for _, x := range []struct {
+		tool string
+		c, u summary
+	}{{"run.py", c.py, u.py}, {"measure", c.ms, u.ms}} {
+		if ratio := x.u.WorstGap / x.c.WorstGap; ratio < 4 {
+			t.Errorf("%s: worst gap unchunked %.1f ms is %.1fx chunked %.1f ms, want >= 4x", x.tool, 1e3*x.u.WorstGap, ratio, 1e3*x.c.WorstGap)
+		}
+	}
+	for label, r := range res {
+		if !within(r.ms.WorstGap, r.py.WorstGap, 0.15) {
+			t.Errorf("%s: servelab measure's worst gap %.1f ms vs run.py's %.1f ms, want within 15%%", label, 1e3*r.ms.WorstGap, 1e3*r.py.WorstGap)
+		}
+	}
+}
