@@ -106,6 +106,19 @@ func (m Model) layerParams(experts float64) float64 {
 
 func (m Model) embedParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
 
+// EmbedParams is the embedding table's parameters (vocab x hidden); an
+// untied lm_head has as many again.
+func (m Model) EmbedParams() float64 { return m.embedParams() }
+
+// ExpertCounts is the MLP experts per layer and how many each token is
+// routed to: 1 and 1 for a dense model, whose MLP is its one expert.
+func (m Model) ExpertCounts() (all, active float64) { return m.experts() }
+
+// ExpertParamsAllLayers is one expert's MLP parameters summed over the
+// layers (the dense MLP for a dense model): what a step reads per expert it
+// routes to.
+func (m Model) ExpertParamsAllLayers() float64 { return float64(m.Layers) * m.expertParams() }
+
 // Params is every stored parameter: embeddings, layers, final norm, and the
 // lm_head when it is not tied to the embedding.
 func (m Model) Params() float64 {

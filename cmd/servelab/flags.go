@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"servelab/hwspecs"
 	"servelab/modelspecs"
@@ -16,10 +17,14 @@ type stepFlags struct {
 	effCompute, effMem      float64
 	overhead, dtypeBytes    float64
 	tp                      int
+	profile                 string        // --profile: lecture, vllm or a profile JSON file
+	fs                      *flag.FlagSet // to tell typed flags from defaults
+	resolved                *sim.Profile  // the profile stepModel applied, with typed flags as overrides
 }
 
 func addStepFlags(fs *flag.FlagSet) *stepFlags {
-	f := &stepFlags{}
+	f := &stepFlags{fs: fs}
+	fs.StringVar(&f.profile, "profile", sim.DefaultProfile, "step-model profile: "+strings.Join(sim.ProfileNames(), ", ")+", or a profile JSON file (e.g. from servelab calibrate); typed --eff-* and --overhead override it")
 	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (list: servelab models)")
 	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (list: servelab models)")
 	fs.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json to use instead of --model")
@@ -55,9 +60,23 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 	if !(f.effCompute > 0 && f.effMem > 0 && f.dtypeBytes > 0 && f.tp > 0) {
 		return sim.StepModel{}, fmt.Errorf("--eff-compute, --eff-mem, --dtype-bytes and --tp must be positive, got %g, %g, %g, %d", f.effCompute, f.effMem, f.dtypeBytes, f.tp)
 	}
-	s := sim.StepModel{Model: m, GPU: g, EffCompute: f.effCompute, EffMem: f.effMem,
-		Overhead: f.overhead, DtypeBytes: f.dtypeBytes, TP: f.tp}
-	return s.Prepare()
+	prof, err := loadProfile(f.profile)
+	if err != nil {
+		return sim.StepModel{}, err
+	}
+	// Constants typed on the command line override the profile's.
+	for _, o := range []struct {
+		flag, name string
+		v          float64
+	}{{"eff-compute", "eff_compute", f.effCompute}, {"eff-mem", "eff_mem", f.effMem}, {"overhead", "overhead", f.overhead}} {
+		if flagSet(f.fs, o.flag) {
+			if prof, err = prof.With(g.Name, o.name, o.v, "--"+o.flag); err != nil {
+				return sim.StepModel{}, fmt.Errorf("--%s: %w", o.flag, err)
+			}
+		}
+	}
+	f.resolved = prof
+	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: f.dtypeBytes, TP: f.tp})
 }
 
 // engineFlags choose the policy and the engine's real-world limits.
