@@ -14,9 +14,10 @@ func init() {
 }
 
 func runGGUF(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gguf", "-o FILE [--hidden 128 --layers 4 --ffn 384 --heads 2 --kv-heads 2 --context 32768 --seed 1]", stderr)
+	fs := newFlags("gguf", "-o FILE [--hf-config config.json] [--hidden 128 --layers 4 --ffn 384 --heads 2 --kv-heads 2 --context 32768 --seed 1]", stderr)
 	d := gguf.Default
 	out := fs.String("o", "", "the file to write (required)")
+	hf := fs.String("hf-config", "", "also write the model's shape as a Hugging Face config.json here (for --model-config)")
 	fs.IntVar(&d.Hidden, "hidden", d.Hidden, "embedding length")
 	fs.IntVar(&d.Layers, "layers", d.Layers, "transformer blocks")
 	fs.IntVar(&d.FFN, "ffn", d.FFN, "feed-forward length")
@@ -55,6 +56,15 @@ func runGGUF(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := os.Rename(tmp, *out); err != nil {
 		return err
+	}
+	if *hf != "" {
+		b, err := gguf.HFConfig(d)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*hf, b, 0o644); err != nil {
+			return fmt.Errorf("--hf-config: %w", err)
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d parameters (hidden %d, %d layers, ffn %d, %d heads, seed %d)\n",
 		*out, d.Params(), d.Hidden, d.Layers, d.FFN, d.Heads, d.Seed)

@@ -8,6 +8,7 @@ package gguf
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -297,4 +298,22 @@ func Write(w io.Writer, c Config) error {
 		return e.err
 	}
 	return e.w.Flush()
+}
+
+// HFConfig is the model's shape as a Hugging Face config.json, so the
+// simulator can price its steps (servelab sim --model-config FILE).
+func HFConfig(c Config) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	vocab, _, _ := Vocab()
+	m := map[string]any{
+		"_name_or_path": c.Name, "model_type": "llama", "architectures": []string{"LlamaForCausalLM"},
+		"hidden_size": c.Hidden, "num_hidden_layers": c.Layers, "intermediate_size": c.FFN,
+		"num_attention_heads": c.Heads, "num_key_value_heads": c.KVHeads, "head_dim": c.Hidden / c.Heads,
+		"vocab_size": len(vocab), "max_position_embeddings": c.ContextLen, "tie_word_embeddings": false,
+		"hidden_act": "silu", "rms_norm_eps": 1e-5, "torch_dtype": "float32",
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	return append(b, '\n'), err
 }
