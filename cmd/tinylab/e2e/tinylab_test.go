@@ -302,10 +302,11 @@ func checkAPI(t *testing.T, url string) {
 
 func within(a, b, frac float64) bool { return a >= b*(1-frac) && a <= b*(1+frac) }
 
-// TestLabChunkedVsUnchunked is the lab on a CPU: chunked prefill bounds the
-// stall to a chunk, unchunked the whole prompt stalls everyone, and the two
-// measuring tools see the same gaps.
-func TestLabChunkedVsUnchunked(t *testing.T) {
+// TestLab is the lab on a CPU, measured once per configuration; its subtests
+// check that chunked prefill bounds the stall to a chunk while unchunked the
+// whole prompt stalls everyone, that the two measuring tools see the same
+// gaps, and that a profile calibrated on one run predicts the other.
+func TestLab(t *testing.T) {
 	root := repoRoot(t)
 	node, python := need(t, root)
 	dir := t.TempDir()
@@ -322,7 +323,11 @@ func TestLabChunkedVsUnchunked(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
-	type result struct{ py, ms, alone summary }
+	type result struct {
+		py, ms, alone summary
+		most          int     // the most tokens one step carried
+		longest       float64 // the longest step, s
+	}
 	res := map[string]result{}
 	budgets := map[string]int{}
 	for _, cfg := range []struct {
@@ -349,62 +354,66 @@ func TestLabChunkedVsUnchunked(t *testing.T) {
 		runTools(t,
 			tool(ctx, "run.py", runPy, l, cfg.label, p("py"), "--short-concurrency", "8"),
 			tool(ctx, "measure", measure, l, cfg.label, p("ms"), "--short-concurrency", "8", "--long-count", "0"))
-		r := result{readSummary(t, p("py")), readSummary(t, p("ms")), readSummary(t, p("alone"))}
-		res[cfg.label] = r
-
-		// The engine's own step record: chunked steps stay within the budget;
-		// unchunked, the long prompt entered in one step.
-		most, biggest := 0, 0.0
+		r := result{py: readSummary(t, p("py")), ms: readSummary(t, p("ms")), alone: readSummary(t, p("alone"))}
 		steps, budget := l.steps(t)
 		budgets[cfg.label] = budget
 		for _, s := range steps {
-			most = max(most, s.Decodes+s.Prefill)
-			biggest = max(biggest, s.Dur)
+			r.most = max(r.most, s.Decodes+s.Prefill)
+			r.longest = max(r.longest, s.Dur)
 		}
-		if cfg.label == "chunked" && most > 256 {
-			t.Errorf("chunked at 256: a step carried %d tokens", most)
-		}
-		if cfg.label == "unchunked" && most < 7000 {
-			t.Errorf("unchunked: the largest step carried %d tokens, want the whole long prompt (~8000)", most)
-		}
+		res[cfg.label] = r
 		t.Logf("%-9s run.py alone: worst gap %6.1f ms, long TTFT %5.0f ms, quiet ITL p50 %4.1f ms | together: worst gap run.py %6.1f ms, measure %6.1f ms | longest step %6.1f ms",
-			cfg.label, 1e3*r.alone.WorstGap, 1e3*r.alone.LongTTFT, 1e3*r.alone.QuietP50, 1e3*r.py.WorstGap, 1e3*r.ms.WorstGap, 1e3*biggest)
+			cfg.label, 1e3*r.alone.WorstGap, 1e3*r.alone.LongTTFT, 1e3*r.alone.QuietP50, 1e3*r.py.WorstGap, 1e3*r.ms.WorstGap, 1e3*r.longest)
 		l.stop()
 	}
-
 	c, u := res["chunked"], res["unchunked"]
-	if u.alone.LongTTFT < 1 {
-		t.Errorf("the unchunked long prefill took %.2f s (run.py's long TTFT), want >= 1 s: raise --long-input-len", u.alone.LongTTFT)
-	}
-	for _, x := range []struct {
-		tool string
-		c, u summary
-	}{{"run.py", c.alone, u.alone}, {"run.py (together)", c.py, u.py}, {"measure (together)", c.ms, u.ms}} {
-		if ratio := x.u.WorstGap / x.c.WorstGap; ratio < 4 {
-			t.Errorf("%s: worst gap unchunked %.1f ms is %.1fx chunked %.1f ms, want >= 4x", x.tool, 1e3*x.u.WorstGap, ratio, 1e3*x.c.WorstGap)
-		}
-	}
-	for label, r := range res {
-		if !within(r.ms.WorstGap, r.py.WorstGap, 0.15) {
-			t.Errorf("%s: servelab measure's worst gap %.1f ms vs run.py's %.1f ms, want within 15%%", label, 1e3*r.ms.WorstGap, 1e3*r.py.WorstGap)
-		}
-	}
 
-	// Simulate it: a profile fitted to the unchunked run predicts the chunked
-	// run. The unchunked engine is chunked prefill with a budget the longest
-	// prompt fits in beside every decode, which is what the server does.
-	tok := func(label string) string { return filepath.Join(dir, label+"-alone-tokens.json") }
-	fit, pred := fitAndPredict(t, bin, hfConfig,
-		tok("unchunked"), []string{"--policy", "chunked", "--budget", fmt.Sprint(budgets["unchunked"])},
-		tok("chunked"), []string{"--policy", "chunked", "--budget", "256"})
-	t.Logf("calibrated on unchunked: eff_compute %.3f, eff_mem %.3f, overhead %.2f ms; predicted chunked worst gap %.1f ms (measured %.1f), long TTFT %.0f ms (measured %.0f)",
-		fit["eff_compute"], fit["eff_mem"], 1e3*fit["overhead"].(float64), 1e3*pred.WorstGap, 1e3*c.alone.WorstGap, 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
-	if !within(pred.WorstGap, c.alone.WorstGap, 0.25) {
-		t.Errorf("calibrated on unchunked, the simulated chunked worst gap is %.1f ms, measured %.1f ms: want within 25%%", 1e3*pred.WorstGap, 1e3*c.alone.WorstGap)
-	}
-	if !within(pred.LongTTFT, c.alone.LongTTFT, 0.25) {
-		t.Errorf("calibrated on unchunked, the simulated chunked long TTFT is %.0f ms, measured %.0f ms: want within 25%%", 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
-	}
+	t.Run("chunking bounds the stall", func(t *testing.T) {
+		// The engine's own step record: chunked steps stay within the budget;
+		// unchunked, the long prompt entered in one step.
+		if c.most > 256 {
+			t.Errorf("chunked at 256: a step carried %d tokens", c.most)
+		}
+		if u.most < 7000 {
+			t.Errorf("unchunked: the largest step carried %d tokens, want the whole long prompt (~8000)", u.most)
+		}
+		if u.alone.LongTTFT < 1 {
+			t.Errorf("the unchunked long prefill took %.2f s (run.py's long TTFT), want >= 1 s: raise --long-input-len", u.alone.LongTTFT)
+		}
+		for _, x := range []struct {
+			tool string
+			c, u summary
+		}{{"run.py", c.alone, u.alone}, {"run.py (together)", c.py, u.py}, {"measure (together)", c.ms, u.ms}} {
+			if ratio := x.u.WorstGap / x.c.WorstGap; ratio < 4 {
+				t.Errorf("%s: worst gap unchunked %.1f ms is %.1fx chunked %.1f ms, want >= 4x", x.tool, 1e3*x.u.WorstGap, ratio, 1e3*x.c.WorstGap)
+			}
+		}
+	})
+
+	t.Run("measure and run.py agree", func(t *testing.T) {
+		for label, r := range res {
+			if !within(r.ms.WorstGap, r.py.WorstGap, 0.15) {
+				t.Errorf("%s: servelab measure's worst gap %.1f ms vs run.py's %.1f ms, want within 15%%", label, 1e3*r.ms.WorstGap, 1e3*r.py.WorstGap)
+			}
+		}
+	})
+
+	t.Run("calibrated on unchunked, the simulation predicts chunked", func(t *testing.T) {
+		// The unchunked engine is chunked prefill with a budget the longest
+		// prompt fits in beside every decode, which is what the server does.
+		tok := func(label string) string { return filepath.Join(dir, label+"-alone-tokens.json") }
+		fit, pred := fitAndPredict(t, bin, hfConfig,
+			tok("unchunked"), []string{"--policy", "chunked", "--budget", fmt.Sprint(budgets["unchunked"])},
+			tok("chunked"), []string{"--policy", "chunked", "--budget", "256"})
+		t.Logf("calibrated on unchunked: eff_compute %.3f, eff_mem %.3f, overhead %.2f ms; predicted chunked worst gap %.1f ms (measured %.1f), long TTFT %.0f ms (measured %.0f)",
+			fit["eff_compute"], fit["eff_mem"], 1e3*fit["overhead"].(float64), 1e3*pred.WorstGap, 1e3*c.alone.WorstGap, 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
+		if !within(pred.WorstGap, c.alone.WorstGap, 0.25) {
+			t.Errorf("the simulated chunked worst gap is %.1f ms, measured %.1f ms: want within 25%%", 1e3*pred.WorstGap, 1e3*c.alone.WorstGap)
+		}
+		if !within(pred.LongTTFT, c.alone.LongTTFT, 0.25) {
+			t.Errorf("the simulated chunked long TTFT is %.0f ms, measured %.0f ms: want within 25%%", 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
+		}
+	})
 }
 
 // inTokens copies a lab file with its prompt lengths in tokens, as the server
