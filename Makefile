@@ -80,7 +80,7 @@ tinylab: tinylab-deps $(TINYLAB_MODEL)
 		$(if $(filter 0,$(BUDGET)),--no-enable-chunked-prefill,--max-num-batched-tokens $(BUDGET))
 
 $(TINYLAB_MODEL): cmd/internal/gguf/gguf.go cmd/servelab/gguf.go
-	$(GO) run ./cmd/servelab gguf -o $@
+	$(GO) run ./cmd/servelab gguf -o $@ --hf-config build/tinylab/config.json
 
 # node-llama-cpp and its linux-x64 CPU binary only (83 MB; every optional prebuilt would be 732 MB).
 # Idempotent: npm runs only when the lock file is newer than the last install. No install
