@@ -407,6 +407,7 @@ func TestLab(t *testing.T) {
 			tok("chunked"), []string{"--policy", "chunked", "--budget", "256"})
 		t.Logf("calibrated on unchunked: eff_compute %.3f, eff_mem %.3f, overhead %.2f ms; predicted chunked worst gap %.1f ms (measured %.1f), long TTFT %.0f ms (measured %.0f)",
 			fit["eff_compute"], fit["eff_mem"], 1e3*fit["overhead"].(float64), 1e3*pred.WorstGap, 1e3*c.alone.WorstGap, 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
+		keep(t, dir)
 		if !within(pred.WorstGap, c.alone.WorstGap, 0.25) {
 			t.Errorf("the simulated chunked worst gap is %.1f ms, measured %.1f ms: want within 25%%", 1e3*pred.WorstGap, 1e3*c.alone.WorstGap)
 		}
@@ -510,4 +511,27 @@ func stderrOf(err error) string {
 		return string(e.Stderr)
 	}
 	return ""
+}
+
+// keep copies the runs' files and the fitted profile to $TINYLAB_E2E_KEEP
+// when it is set, to look at or to ship a profile measured on this machine.
+func keep(t *testing.T, dir string) {
+	to := os.Getenv("TINYLAB_E2E_KEEP")
+	if to == "" {
+		return
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(to, filepath.Base(f)), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("kept %d files in %s", len(files), to)
 }
