@@ -102,3 +102,25 @@ test-browser: deps wasm
 # Re-simulation + redraw time, first frame and wasm size on the wire, in headless Chromium.
 bench-browser: wasm
 	$(GO) test -count=1 -run '^$$' -bench Browser -benchtime 1x ./site/e2e/
+
+# The lab without a GPU: llama.cpp (node-llama-cpp's prebuilt linux-x64 CPU binary) behind
+# cmd/tinylab's OpenAI-compatible front, on a random-weight Llama that `servelab gguf` writes.
+# make tinylab PORT=8000 BUDGET=2048 (BUDGET=0: --no-enable-chunked-prefill); ready when /v1/models answers.
+.PHONY: tinylab tinylab-deps
+PORT   ?= 8000
+BUDGET ?= 2048
+TINYLAB_MODEL := build/tinylab/tinylab.gguf
+tinylab: tinylab-deps $(TINYLAB_MODEL)
+	node cmd/tinylab/server.mjs --model $(TINYLAB_MODEL) --port $(PORT) \
+		$(if $(filter 0,$(BUDGET)),--no-enable-chunked-prefill,--max-num-batched-tokens $(BUDGET))
+
+$(TINYLAB_MODEL): cmd/internal/gguf/gguf.go cmd/servelab/gguf.go
+	$(GO) run ./cmd/servelab gguf -o $@ --hf-config build/tinylab/config.json
+
+# node-llama-cpp and its linux-x64 CPU binary only (83 MB; every optional prebuilt would be 732 MB).
+# Idempotent: npm runs only when the lock file is newer than the last install. No install
+# scripts: the prebuilt binary is used as it is, nothing is downloaded or compiled later.
+tinylab-deps: cmd/tinylab/node_modules/.package-lock.json
+cmd/tinylab/node_modules/.package-lock.json: cmd/tinylab/package-lock.json cmd/tinylab/package.json
+	npm ci --prefix cmd/tinylab --omit=optional --ignore-scripts --no-audit --no-fund
+	touch $@

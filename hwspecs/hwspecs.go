@@ -50,6 +50,8 @@ var catalogue = []GPU{
 		"AMD MI300X datasheet: BF16 1307.4 TFLOPS dense, 5.3 TB/s HBM3, Infinity Fabric 896 GB/s peer; FP8 2614.9 TFLOPS dense", 2614.9 * tera},
 	{"RTX-4090", "NVIDIA GeForce RTX 4090 24GB", 165.2 * tera, 1.008 * tera, 24 * giga, 64 * giga,
 		"NVIDIA Ada whitepaper: BF16 tensor 165.2 TFLOPS dense (FP32 accumulate), 1008 GB/s GDDR6X, PCIe Gen4 x16 64 GB/s; FP8 tensor 330.3 TFLOPS dense with FP32 accumulate", 330.3 * tera},
+	{"CPU-core", "One x86 core with AVX-512 at 2.1 GHz (the tiny lab's llama.cpp thread)", 134.4 * giga, 20 * giga, 16 * giga, 10 * giga,
+		"computed, not a datasheet: FP32 peak = 2 FMA units x 16 lanes x 2 FLOP x 2.1 GHz (llama.cpp computes in FP32 on a CPU); 20 GB/s is one core's streaming read bandwidth, an order of magnitude (calibrate fits eff_mem); 16 GB of the machine's RAM for weights + KV; link unused", 0},
 }
 
 // All returns a copy of the catalogue in its display order.
