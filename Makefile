@@ -20,14 +20,14 @@ build:
 	$(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
 # wasm first: the browser tests (site/e2e, part of go test ./...) load the built app.
-test: deps wasm test-native test-wasm
+test: deps tinylab-deps wasm test-native test-wasm
 
-# The browser suites (site/e2e, cmd/worker/e2e) run one after the other: each drives Chromium,
-# and the edge live test times real token streams, which two browsers on two cores would distort.
+# The browser suites (site/e2e, cmd/worker/e2e) and the tiny lab's (a real engine's timing, cmd/tinylab/e2e)
+# run one after the other: each drives Chromium or times real token streams, which two at once on two cores would distort.
 test-native:
 	$(GO) vet ./...
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$')
-	$(GO) test -count=1 -p 1 ./site/e2e ./cmd/worker/e2e
+	$(GO) test -count=1 -p 1 ./site/e2e ./cmd/worker/e2e ./cmd/tinylab/e2e
 
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:
