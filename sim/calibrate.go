@@ -24,76 +24,63 @@ type Evidence struct {
 	Predict func(StepModel) ([]float64, error)
 }
 
-// labFigures are the figures of one lab run a calibration matches: the quiet
-// decode step, the long prompt's TTFT, the worst gap, the decode step while
-// the long request decodes (its KV read in every step) and, when the long
-// prefill spans many steps (chunked), the typical gap during it.
-func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals []float64) {
-	add := func(n string, v float64) {
+// labFigures are the figures of one lab run a calibration matches: the
+// typical gap of the quiet window (the decode step), the long prompt's TTFT,
+// the worst gap, the typical gap while the long request decodes (its KV
+// read in every step) and, when the long prefill spans many steps
+// (chunked), the typical gap during it. A typical gap is the window's
+// median after dropping gaps under a quarter of it: a client that falls
+// behind reads frames in bursts (gaps near zero beside long ones), which
+// would pull a median down; a server that falls behind stretches some
+// steps, which a median ignores (a mean would not). noise is each figure's
+// relative uncertainty: a median's standard error from its gaps' spread
+// (1.25 x IQR/1.35/sqrt(n)), a single figure's the step in flight when
+// the long prompt arrived (one quiet step); floors 0.2% and 0.5%.
+func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, noise []float64) {
+	add := func(n string, v, nz float64) {
 		if v > 0 {
-			names, vals = append(names, n), append(vals, v)
+			names, vals, noise = append(names, n), append(vals, v), append(noise, nz)
 		}
 	}
-	add("quiet ITL p50", s.ITLQuietP50)
-	if w.LongCount > 0 {
-		add("long TTFT", s.LongTTFT)
-	}
-	add("worst gap", s.WorstGap)
-	q, ttft := s.ITLQuietP50, s.LongTTFT
-	if q > 0 && ttft > 0 && w.LongOutputLen >= 8 {
+	window := func(lo, hi float64) (typical, se float64, n int) {
 		var xs []float64
-		lo, hi := ttft+2*q, ttft+float64(w.LongOutputLen-2)*q
 		for _, g := range gaps {
 			if g.TRelInject > lo && g.TRelInject <= hi {
 				xs = append(xs, g.Gap)
 			}
 		}
-		if len(xs) >= 8 {
-			add("ITL p50 while the long request decodes", Percentile(xs, 50))
+		if len(xs) == 0 {
+			return 0, 0, 0
+		}
+		floor := Percentile(xs, 50) / 4 // Percentile sorts xs
+		k, _ := slices.BinarySearch(xs, floor)
+		xs = xs[k:]
+		typical = Percentile(xs, 50)
+		iqr := Percentile(xs, 75) - Percentile(xs, 25)
+		return typical, math.Max(0.002, 1.25*iqr/1.35/math.Sqrt(float64(len(xs)))/typical), len(xs)
+	}
+	q, qse, _ := window(math.Inf(-1), 0)
+	if q == 0 {
+		return
+	}
+	single := func(v float64) float64 { return math.Max(0.005, q/math.Max(v, q)) }
+	add("quiet ITL p50", q, qse)
+	ttft := s.LongTTFT
+	if w.LongCount > 0 {
+		add("long TTFT", ttft, single(ttft))
+	}
+	add("worst gap", s.WorstGap, single(s.WorstGap))
+	if ttft > 0 && w.LongOutputLen >= 8 {
+		if m, se, n := window(ttft+2*q, ttft+float64(w.LongOutputLen-2)*q); n >= 8 {
+			add("ITL p50 while the long request decodes", m, se)
 		}
 	}
 	if ttft > 0 {
-		var xs []float64
-		for _, g := range gaps {
-			if g.TRelInject >= 0 && g.TRelInject <= ttft {
-				xs = append(xs, g.Gap)
-			}
-		}
-		if len(xs) >= 4*max(1, s.ShortConcurrency) {
-			add("ITL p50 during the long prefill", Percentile(xs, 50))
+		if m, se, n := window(0, ttft); n >= 4*max(1, s.ShortConcurrency) {
+			add("ITL p50 during the long prefill", m, se)
 		}
 	}
-	return names, vals
-}
-
-// labNoise is each lab figure's relative uncertainty: a median's standard
-// error from the spread of the gaps it is taken over (1.25 x IQR/1.35 /
-// sqrt(n)); a single figure (a TTFT, the worst gap) is uncertain by the
-// step in flight when the long prompt arrived (one quiet step). Floors:
-// 0.2% for a median, 0.5% for a single figure.
-func labNoise(names []string, vals []float64, m *Measured) []float64 {
-	q := m.Summary.ITLQuietP50
-	var quiet []float64
-	for _, g := range m.Gaps {
-		if g.TRelInject < 0 {
-			quiet = append(quiet, g.Gap)
-		}
-	}
-	medianSE := 0.002
-	if len(quiet) >= 8 && q > 0 {
-		iqr := Percentile(quiet, 75) - Percentile(quiet, 25)
-		medianSE = math.Max(medianSE, 1.25*iqr/1.35/math.Sqrt(float64(len(quiet)))/q)
-	}
-	out := make([]float64, len(vals))
-	for i, n := range names {
-		switch n {
-		case "long TTFT", "worst gap":
-			out[i] = math.Max(0.005, q/vals[i])
-		default:
-			out[i] = medianSE
-		}
-	}
-	return out
+	return
 }
 
 // shortLab is the part of a lab workload its figures come from: all of it
@@ -125,11 +112,10 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	if err := w.Validate(); err != nil {
 		return Evidence{}, fmt.Errorf("%s: config: %w", source, err)
 	}
-	names, vals := labFigures(m.Summary, m.Gaps, w)
+	names, vals, noise := labFigures(m.Summary, m.Gaps, w)
 	if len(vals) == 0 {
-		return Evidence{}, fmt.Errorf("%s: no quiet ITL, long TTFT or worst gap to calibrate against", source)
+		return Evidence{}, fmt.Errorf("%s: no gaps before the injection (the quiet window) to calibrate against", source)
 	}
-	noise := labNoise(names, vals, m)
 	ev := Evidence{Source: source, Names: names, Measured: vals, Noise: noise}
 	sw := shortLab(w, m.Summary)
 	ev.Predict = func(s StepModel) ([]float64, error) {
@@ -139,7 +125,7 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 		if err != nil {
 			return nil, err
 		}
-		pn, pv := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
+		pn, pv, _ := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
 		got := make([]float64, len(names))
 		for i, n := range names {
 			if j := slices.Index(pn, n); j >= 0 {
