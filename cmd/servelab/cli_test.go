@@ -302,10 +302,10 @@ func TestDisaggregatedGoodput(t *testing.T) {
 	if got.RatePerGPU <= 0 {
 		t.Fatalf("disaggregated goodput: %s", out)
 	}
-	// A split the workload cannot load: the search ceiling is no goodput, and the text says so as --json does.
-	code, out, errs = cli(t, "goodput", "--policy", "disaggregated", "--search-gpus", "166")
-	if code != 0 || !strings.Contains(out, "saturated") || !strings.Contains(out, "raise --requests") || strings.Contains(out, "simulated 17695") {
-		t.Errorf("--search-gpus 166: exit %d\n%s%s", code, out, errs)
+	// A split the workload cannot load (1500 requests over 193 instances): the search ceiling is no goodput, and the text says so as --json does.
+	code, out, errs = cli(t, "goodput", "--policy", "disaggregated", "--search-gpus", "300")
+	if code != 0 || !strings.Contains(out, "saturated") || !strings.Contains(out, "raise --requests") || strings.Contains(out, "simulated 19101") {
+		t.Errorf("--search-gpus 300: exit %d\n%s%s", code, out, errs)
 	}
 	if code, _, errs := cli(t, "goodput", "--policy", "disaggregated", "--prefill-gpus", "0"); code == 0 || errs == "" {
 		t.Error("zero prefill instances accepted")
