@@ -209,7 +209,7 @@ func TestDemoInterferenceJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var got interference
+	var got sim.Interference
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func BenchmarkDemoInterference(b *testing.B) {
 	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
 	tuneGC() // as main does
 	for b.Loop() {
-		if _, err := computeInterference(lec, sim.SLO{TTFT: 0.1, TPOT: 0.015}); err != nil {
+		if _, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
 			b.Fatal(err)
 		}
 	}
