@@ -342,18 +342,31 @@ func TestLab(t *testing.T) {
 			checkAPI(t, l.url)
 		}
 		p := func(s string) string { return filepath.Join(dir, cfg.label+"-"+s+".json") }
+		together := func() {
+			// Both tools at once, 8 streams each, one long prompt (run.py's): they
+			// see the same steps, so each tool's worst gap is the same event seen
+			// twice. Run one after the other, the two worst gaps would differ by
+			// the machine's own noise as well (a busy shared CPU stretches a step
+			// now and then), which says nothing about the tools.
+			runTools(t,
+				tool(ctx, "run.py", runPy, l, cfg.label, p("py"), "--short-concurrency", "8"),
+				tool(ctx, "measure", measure, l, cfg.label, p("ms"), "--short-concurrency", "8", "--long-count", "0"))
+		}
 		// run.py alone, as a student runs it: the run a profile is fitted to
-		// (and predicts), since its file says the load it ran.
-		runTools(t, tool(ctx, "run.py", runPy, l, cfg.label, p("alone")))
-		inTokens(t, l.url, p("alone"), p("alone-tokens"))
-		// Both tools at once, 8 streams each, one long prompt (run.py's): they
-		// see the same steps, so each tool's worst gap is the same event seen
-		// twice. Run one after the other, the two worst gaps would differ by
-		// the machine's own noise as well (a busy shared CPU stretches a step
-		// now and then), which says nothing about the tools.
-		runTools(t,
-			tool(ctx, "run.py", runPy, l, cfg.label, p("py"), "--short-concurrency", "8"),
-			tool(ctx, "measure", measure, l, cfg.label, p("ms"), "--short-concurrency", "8", "--long-count", "0"))
+		// (and predicts), since its file says the load it ran. The two alone
+		// runs come one right after the other, so that the machine's load is
+		// as alike as it can be for the fit and the prediction.
+		alone := func() {
+			runTools(t, tool(ctx, "run.py", runPy, l, cfg.label, p("alone")))
+			inTokens(t, l.url, p("alone"), p("alone-tokens"))
+		}
+		if cfg.label == "chunked" {
+			together()
+			alone()
+		} else {
+			alone()
+			together()
+		}
 		r := result{py: readSummary(t, p("py")), ms: readSummary(t, p("ms")), alone: readSummary(t, p("alone"))}
 		steps, budget := l.steps(t)
 		budgets[cfg.label] = budget
