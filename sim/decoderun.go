@@ -44,8 +44,8 @@ func (e *Engine) shippedPolicy() bool {
 func (e *Engine) decodeRun(until float64) int {
 	e.arrive() // as Step would first; it is idempotent
 	n := len(e.running)
-	if n == 0 || len(e.waiting) > 0 || !e.decodesAll(n) {
-		return 0
+	if n == 0 || len(e.waiting) > 0 || !e.decodesAll(n) || e.cfg.Step.Model.SlidingWindow > 0 {
+		return 0 // (a sliding window caps each context apart: execute prices it per sequence)
 	}
 	next := until
 	if len(e.pending) > 0 {
@@ -82,7 +82,7 @@ func (e *Engine) decodeRun(until float64) int {
 	done, k := 0, 0
 	for ; k < kmax && e.now < next && done == 0; k++ {
 		kv := float64(e.runKV)
-		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf})
+		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf, Seqs: nf, Sampled: nf}) // as execute sums a decode of the batch
 		e.runKV += n
 		e.iters++
 		prev := e.now

@@ -106,6 +106,28 @@ func fastPathCases(t testing.TB) []struct {
 	for _, p := range policies[:5] {
 		cases = append(cases, tc{p.Name() + "/lecture", Config{Step: step, Policy: p}, poisson(1500, 20, Fixed(512), Fixed(64), 0)})
 	}
+	// The vllm profile's refined physics (per-sequence CPU cost, smooth
+	// roofline...) and a sliding window price steps differently: the fast
+	// path must still price each step as Step does.
+	prof, err := BuiltinProfile("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refined, err := prof.Apply(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowed := refined
+	windowed.Model.SlidingWindow = 256
+	for _, st := range []struct {
+		name string
+		step StepModel
+	}{{"vllm", refined}, {"window", windowed}} {
+		for _, p := range policies[:3] {
+			cases = append(cases, tc{p.Name() + "/" + st.name, Config{Step: st.step, Policy: p, Limits: limits[2]},
+				poisson(300, 40, Uniform(1, 700), LogNormal(4, 1, 1, 400), 7)})
+		}
+	}
 	// Requests out of order and at the same instant, one with output 1.
 	same := []Request{{ID: 3, Arrival: 0.5, Prompt: 100, Output: 50}, {ID: 1, Arrival: 0, Prompt: 10, Output: 1},
 		{ID: 2, Arrival: 0.5, Prompt: 100, Output: 200}, {ID: 0, Arrival: 0.01, Prompt: 3000, Output: 90}}

@@ -474,10 +474,10 @@ func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items = it.Items[:0]
 	decodes := e.running[:e.plan.Decodes]
-	var w Work
-	if len(decodes) == len(e.running) {
+	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
+	if len(decodes) == len(e.running) && w.Window == 0 {
 		n, kv := float64(len(decodes)), float64(e.runKV)
-		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n} // what AddDecode would sum
+		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n, Seqs: n, Sampled: n} // what AddDecode would sum
 	} else {
 		for _, s := range decodes {
 			w.AddDecode(s.kv)
@@ -486,7 +486,7 @@ func (e *Engine) execute() *Iteration {
 	e.runKV += len(decodes) // each decode adds its token to the cache
 	prefillTokens := 0
 	for _, c := range e.plan.Chunks {
-		w.AddPrefill(c.Seq.prefilled, c.Tokens)
+		w.AddChunk(c.Seq.prefilled, c.Tokens, c.Seq.prefilled+c.Tokens == c.Seq.need)
 		prefillTokens += c.Tokens
 	}
 	cost := e.cfg.Step.Price(w)
