@@ -25,6 +25,21 @@ type Model struct {
 	ActiveExpert int  // experts each token is routed to
 	QKVBias      bool // attention projections carry biases (Qwen2)
 	MaxContext   int  // max_position_embeddings
+	// SlidingWindow is the attention window (Mistral v0.1, Qwen2 when
+	// enabled): a query attends at most this many keys; 0: full attention.
+	SlidingWindow int
+	// DtypeBytes is the checkpoint's bytes per weight when its config says
+	// (1 for FP8); 0: not stated (the step model's default applies).
+	DtypeBytes float64
+}
+
+// Attended is how many of context keys a query attends: all of them, or
+// the sliding window's worth.
+func (m Model) Attended(context int) int {
+	if m.SlidingWindow > 0 && context > m.SlidingWindow {
+		return m.SlidingWindow
+	}
+	return context
 }
 
 // Default is the model the lecture uses.
@@ -105,6 +120,19 @@ func (m Model) layerParams(experts float64) float64 {
 }
 
 func (m Model) embedParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+
+// EmbedParams is the embedding table's parameters (vocab x hidden); an
+// untied lm_head has as many again.
+func (m Model) EmbedParams() float64 { return m.embedParams() }
+
+// ExpertCounts is the MLP experts per layer and how many each token is
+// routed to: 1 and 1 for a dense model, whose MLP is its one expert.
+func (m Model) ExpertCounts() (all, active float64) { return m.experts() }
+
+// ExpertParamsAllLayers is one expert's MLP parameters summed over the
+// layers (the dense MLP for a dense model): what a step reads per expert it
+// routes to.
+func (m Model) ExpertParamsAllLayers() float64 { return float64(m.Layers) * m.expertParams() }
 
 // Params is every stored parameter: embeddings, layers, final norm, and the
 // lm_head when it is not tied to the embedding.

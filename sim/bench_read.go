@@ -283,20 +283,21 @@ func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any
 	return nil
 }
 
-// checkRequests rejects negative or non-finite times, naming the request.
+// checkRequests rejects negative, non-finite or absurd times (over
+// MaxMeasuredSeconds, whose sums would overflow), naming the request.
 func checkRequests(rs []BenchRequest) error {
 	for i, r := range rs {
 		for j, g := range r.Gaps {
-			if !(g >= 0) || math.IsInf(g, 0) {
-				return fmt.Errorf("request %d: gap %d must be a non-negative number of seconds, got %g", i, j, g)
+			if !(g >= 0 && g <= MaxMeasuredSeconds) {
+				return fmt.Errorf("request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
 			}
 		}
 		for _, f := range []struct {
 			name string
 			v    float64
 		}{{"ttft", r.TTFT}, {"latency", r.Latency}, {"mean inter-token latency", r.MeanITL}} {
-			if !(f.v >= 0) || math.IsInf(f.v, 0) {
-				return fmt.Errorf("request %d: %s must be a non-negative number of seconds, got %g", i, f.name, f.v)
+			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
+				return fmt.Errorf("request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
 			}
 		}
 		if r.Prompt < 0 || r.Output < 0 {

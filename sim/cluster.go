@@ -277,7 +277,7 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 		res, out.Placements = make([]Result, n), make([]Placement, n)
 	}
 	for i, r := range reqs {
-		res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
+		res[i] = Result{ID: r.ID, Arrival: r.Arrival - step.Physics.ReqLatency, Prompt: r.Prompt, Output: r.Output} // as Engine.Results
 		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
 	}
 

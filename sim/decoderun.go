@@ -44,8 +44,8 @@ func (e *Engine) shippedPolicy() bool {
 func (e *Engine) decodeRun(until float64) int {
 	e.arrive() // as Step would first; it is idempotent
 	n := len(e.running)
-	if n == 0 || len(e.waiting) > 0 || !e.decodesAll(n) {
-		return 0
+	if n == 0 || len(e.waiting) > 0 || !e.decodesAll(n) || e.cfg.Step.Model.SlidingWindow > 0 {
+		return 0 // (a sliding window caps each context apart: execute prices it per sequence)
 	}
 	next := until
 	if len(e.pending) > 0 {
@@ -76,12 +76,13 @@ func (e *Engine) decodeRun(until float64) int {
 
 	// The steps, priced as execute prices a decode of the whole batch.
 	nf := float64(n)
+	keep := !e.lz.on || e.runHook != nil // each step's time and end are read after
 	durs, ends := e.durs[:0], e.ends[:0]
 	maxGap := 0.0 // the largest gap between two of these steps' ends
-	done := 0
-	for len(ends) < kmax && e.now < next && done == 0 {
+	done, k := 0, 0
+	for ; k < kmax && e.now < next && done == 0; k++ {
 		kv := float64(e.runKV)
-		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf})
+		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf, Seqs: nf, Sampled: nf}) // as execute sums a decode of the batch
 		e.runKV += n
 		e.iters++
 		prev := e.now
@@ -89,7 +90,7 @@ func (e *Engine) decodeRun(until float64) int {
 		switch {
 		case e.lz.on:
 			done = e.lazyDecode(n, e.now)
-		case len(ends) > 0:
+		case k > 0:
 			gap := e.now - prev // as emit measures it: this end minus the last token's time
 			if gap > maxGap {
 				maxGap = gap
@@ -98,11 +99,12 @@ func (e *Engine) decodeRun(until float64) int {
 				e.countGap(gap, n)
 			}
 		}
-		durs = append(durs, cost.Seconds)
-		ends = append(ends, e.now)
+		if keep {
+			durs = append(durs, cost.Seconds)
+			ends = append(ends, e.now)
+		}
 	}
 	e.durs, e.ends = durs, ends
-	k := len(ends)
 	if !e.lz.on {
 		done = e.applyRun(ends, maxGap, kvPreempt)
 	}

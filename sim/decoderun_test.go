@@ -106,6 +106,28 @@ func fastPathCases(t testing.TB) []struct {
 	for _, p := range policies[:5] {
 		cases = append(cases, tc{p.Name() + "/lecture", Config{Step: step, Policy: p}, poisson(1500, 20, Fixed(512), Fixed(64), 0)})
 	}
+	// The vllm profile's refined physics (per-sequence CPU cost, smooth
+	// roofline...) and a sliding window price steps differently: the fast
+	// path must still price each step as Step does.
+	prof, err := BuiltinProfile("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refined, err := prof.Apply(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowed := refined
+	windowed.Model.SlidingWindow = 256
+	for _, st := range []struct {
+		name string
+		step StepModel
+	}{{"vllm", refined}, {"window", windowed}} {
+		for _, p := range policies[:3] {
+			cases = append(cases, tc{p.Name() + "/" + st.name, Config{Step: st.step, Policy: p, Limits: limits[2]},
+				poisson(300, 40, Uniform(1, 700), LogNormal(4, 1, 1, 400), 7)})
+		}
+	}
 	// Requests out of order and at the same instant, one with output 1.
 	same := []Request{{ID: 3, Arrival: 0.5, Prompt: 100, Output: 50}, {ID: 1, Arrival: 0, Prompt: 10, Output: 1},
 		{ID: 2, Arrival: 0.5, Prompt: 100, Output: 200}, {ID: 0, Arrival: 0.01, Prompt: 3000, Output: 90}}
@@ -263,10 +285,11 @@ func TestClusterFastPathIsPlainPath(t *testing.T) {
 }
 
 func TestSortFloatsIsSortFloat64s(t *testing.T) {
-	for _, n := range []int{63, 64, 1024, 5000, 70000} {
+	for _, c := range [][2]int{{63, 7}, {64, 7}, {1024, 1}, {5000, 7}, {5000, 20}, {70000, 30}} {
+		n, stretch := c[0], c[1]
 		xs := make([]float64, n)
 		for i := range xs {
-			switch (i / 7) % 11 { // stretches of one value, as a run's gaps come
+			switch (i / stretch) % 11 { // stretches of one value, as a run's gaps come
 			case 0:
 				xs[i] = math.NaN()
 			case 1:
@@ -274,7 +297,7 @@ func TestSortFloatsIsSortFloat64s(t *testing.T) {
 			case 2:
 				xs[i] = math.Inf(1 - 2*(i%2))
 			default:
-				xs[i] = float64((i*7919)%1013) * 1e-3
+				xs[i] = float64((i/stretch*7919)%1013) * 1e-3
 			}
 		}
 		want := slices.Clone(xs)

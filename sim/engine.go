@@ -350,8 +350,10 @@ func (e *Engine) arrive() {
 		e.waiting = append(e.waiting, s)
 		n++
 	}
-	e.pending = e.pending[n:]
-	if e.role == DecodeOnly {
+	if n > 0 { // (a pointer write only when something moved: the collector taxes them)
+		e.pending = e.pending[n:]
+	}
+	if e.role == DecodeOnly && len(e.waiting) > 0 {
 		// A decode instance cannot prefill: its KV arrives whole (a preempted
 		// sequence's is taken to come back the same way, prompt + generated).
 		k := 0
@@ -361,7 +363,9 @@ func (e *Engine) arrive() {
 			e.runKV += s.kv
 			e.join(s)
 		}
-		e.waiting = e.waiting[k:]
+		if k > 0 {
+			e.waiting = e.waiting[k:]
+		}
 	}
 }
 
@@ -500,10 +504,10 @@ func (e *Engine) execute() *Iteration {
 		it.KVBlocks = e.cfg.Limits.KVBlocks - e.freeKV
 	}
 	decodes := e.running[:e.plan.Decodes]
-	var w Work
-	if len(decodes) == len(e.running) {
+	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
+	if len(decodes) == len(e.running) && w.Window == 0 {
 		n, kv := float64(len(decodes)), float64(e.runKV)
-		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n} // what AddDecode would sum
+		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n, Seqs: n, Sampled: n} // what AddDecode would sum
 	} else {
 		for _, s := range decodes {
 			w.AddDecode(s.kv)
@@ -512,7 +516,7 @@ func (e *Engine) execute() *Iteration {
 	e.runKV += len(decodes) // each decode adds its token to the cache
 	prefillTokens := 0
 	for _, c := range e.plan.Chunks {
-		w.AddPrefill(c.Seq.prefilled, c.Tokens)
+		w.AddChunk(c.Seq.prefilled, c.Tokens, c.Seq.prefilled+c.Tokens == c.Seq.need)
 		prefillTokens += c.Tokens
 	}
 	cost := e.cfg.Step.Price(w)

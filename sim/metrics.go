@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -21,35 +20,85 @@ func Percentile(xs []float64, p float64) float64 {
 }
 
 // sortFloats sorts as sort.Float64s does. A run's gaps are hundreds of
-// thousands of floats in long stretches of one value (every sequence in a
-// step has the same gap): then it sorts the stretches, not the floats.
+// thousands of floats in stretches of one value (every sequence in a step
+// has the same gap): when the stretches are 8 long or more on average it
+// sorts them, not the floats.
 func sortFloats(xs []float64) {
-	runs := 1
-	for i := 1; i < len(xs); i++ {
-		if xs[i] != xs[i-1] {
-			runs++
-		}
-	}
-	if len(xs) < 64 || runs > len(xs)/4 {
+	if len(xs) < 64 {
 		sort.Float64s(xs)
 		return
 	}
-	rs := make([]GapCount, 0, runs)
+	rs := make([]GapCount, 0, len(xs)/8)
 	for i, x := range xs {
-		if n := len(rs); i > 0 && x == xs[i-1] {
+		if n := len(rs); n > 0 && x == xs[i-1] {
 			rs[n-1].N++
-		} else {
-			rs = append(rs, GapCount{Gap: x, N: 1})
+			continue
 		}
+		if len(rs) == cap(rs) { // stretches too short: sort the floats
+			sort.Float64s(xs)
+			return
+		}
+		rs = append(rs, GapCount{Gap: x, N: 1})
 	}
-	// cmp.Compare orders NaNs first, as sort.Float64s does.
-	slices.SortFunc(rs, func(a, b GapCount) int { return cmp.Compare(a.Gap, b.Gap) })
+	sortCounts(rs)
 	at := 0
 	for _, r := range rs {
 		for range r.N {
 			xs[at] = r.Gap
 			at++
 		}
+	}
+}
+
+// sortCounts sorts counted values by value, NaNs first as sort.Float64s
+// puts them: a radix sort on the bits, which needs no comparisons (a
+// comparison sort through a function is slow in the browser's wasm).
+func sortCounts(rs []GapCount) {
+	if len(rs) < 2 {
+		return
+	}
+	type keyed struct {
+		key uint64
+		GapCount
+	}
+	src, dst := make([]keyed, len(rs)), make([]keyed, len(rs))
+	for i, r := range rs {
+		// Keys that order as the floats do: flip every bit of a negative,
+		// the sign bit of a positive; a NaN gets 0, below -Inf's key.
+		b := math.Float64bits(r.Gap)
+		switch {
+		case r.Gap != r.Gap:
+			b = 0
+		case b>>63 == 1:
+			b = ^b
+		default:
+			b |= 1 << 63
+		}
+		src[i] = keyed{b, r}
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		clear(count[:])
+		for _, x := range src {
+			count[byte(x.key>>shift)]++
+		}
+		if count[byte(src[0].key>>shift)] == len(src) {
+			continue // one digit for all: the pass would change nothing
+		}
+		at := 0
+		for d, c := range count {
+			count[d] = at
+			at += c
+		}
+		for _, x := range src {
+			d := byte(x.key >> shift)
+			dst[count[d]] = x
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	for i, x := range src {
+		rs[i] = x.GapCount
 	}
 }
 

@@ -55,8 +55,9 @@ func (e *Engine) Results() []Result {
 			e.sc.results = out
 		}
 	}
+	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
 	for i, s := range e.all {
-		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
+		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
 			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
 			Preemptions: s.preempted, Rejected: s.rejected, Cancelled: s.cancelled, TokenTimes: s.times}
 	}

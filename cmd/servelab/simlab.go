@@ -63,6 +63,9 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	if err != nil {
 		return err
 	}
+	if err := checkLab(w, step, f.like); err != nil {
+		return err
+	}
 	out, err := sim.RunLab(cfg, w)
 	if err != nil {
 		return err

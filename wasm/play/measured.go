@@ -71,8 +71,9 @@ func (o *Overlay) FigureRows() []FigureRow {
 // ParseMeasured reads an uploaded file: a lab JSON (run.py or servelab
 // measure) or a benchmark tool's result. Errors say what is wrong with it.
 func ParseMeasured(name string, data []byte) (*Overlay, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as the readers take it
 	var probe map[string]json.RawMessage
-	perr := json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe)
+	perr := json.Unmarshal(data, &probe)
 	if _, ok := probe["summary"]; perr == nil && ok {
 		m, err := sim.ReadMeasured(bytes.NewReader(data))
 		if err != nil {

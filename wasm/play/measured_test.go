@@ -151,3 +151,17 @@ func TestEveryToolsFileLoads(t *testing.T) {
 		}
 	}
 }
+
+// A BOM is taken as the readers take it; gaps of 1e308 are refused, never a TPOT of +Inf.
+func TestMeasuredBOMAndHugeGaps(t *testing.T) {
+	if _, err := ParseMeasured("bom.json", append([]byte("\xef\xbb\xbf"), labFile(t)...)); err != nil {
+		t.Errorf("a lab file with a UTF-8 BOM: %v", err)
+	}
+	o, err := ParseMeasured("bom.json", []byte("\xef\xbb\xbf"+`{"itls":[[0.01,0.03]],"ttfts":[0.1]}`))
+	if err != nil || o.VLLMFig[0][0] != 0.1 {
+		t.Errorf("a vLLM file with a UTF-8 BOM: %v, TTFT %v", err, o)
+	}
+	if _, err := ParseMeasured("huge.json", []byte(`{"itls":[[1e308,1e308]]}`)); err == nil || !strings.Contains(err.Error(), "request 0: gap 0") {
+		t.Errorf("itls of 1e308: %v, want a refusal naming request 0's gap 0", err)
+	}
+}
