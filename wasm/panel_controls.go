@@ -130,6 +130,7 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if st.I("ideal") == 1 {
 		cls = append(cls, "ideal")
 	}
+	cls = append(cls, "ld-"+strconv.Itoa(st.I("lendist")))
 	if u.cmp != nil && u.cmp.pair.On {
 		cls = append(cls, "compare")
 		if u.cmp.editB {
