@@ -200,7 +200,11 @@ func (a *App) setCompare(on bool) {
 	c := &a.cmp
 	c.pair.On = on
 	if on && len(c.pair.B) == 0 {
-		c.pair.SetB(a.state, "policy", map[bool]string{true: "prefill-first", false: "chunked"}[a.state.Policy == "chunked"])
+		other := "chunked"
+		if a.state.Policy == "chunked" {
+			other = "prefill-first"
+		}
+		c.pair.SetB(a.state, "policy", other)
 	}
 	if !on {
 		c.editB = false

@@ -153,7 +153,7 @@ func TestMemoryPressurePreemptsAndDrawsTheLane(t *testing.T) {
 }
 
 // TestTouchTapSelectsAndDragPans: a synthesized tap on a step selects it, a
-// one-finger drag moves the view.
+// one-finger drag moves the view, a pinch zooms.
 func TestTouchTapSelectsAndDragPans(t *testing.T) {
 	ctx := browser(t)
 	if _, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 2}); err != nil {
@@ -185,6 +185,16 @@ func TestTouchTapSelectsAndDragPans(t *testing.T) {
 	}
 	touch(input.DispatchTouchEventTypeTouchEnd)
 	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().t0 > %g + 0.1`, t0), "the drag to pan the view later in time")
+	// Two fingers moving apart zoom in.
+	span := eval[float64](t, ctx, `servelab.getState().span`)
+	id1, id2 := 1.0, 2.0
+	touch(input.DispatchTouchEventTypeTouchStart, &input.TouchPoint{X: x - 40, Y: y, ID: &id1}, &input.TouchPoint{X: x + 40, Y: y, ID: &id2})
+	for i := 1; i <= 4; i++ {
+		d := 40 + float64(i)*30
+		touch(input.DispatchTouchEventTypeTouchMove, &input.TouchPoint{X: x - d, Y: y, ID: &id1}, &input.TouchPoint{X: x + d, Y: y, ID: &id2})
+	}
+	touch(input.DispatchTouchEventTypeTouchEnd)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().span < %g * 0.6`, span), "the pinch to zoom in")
 }
 
 // TestPhoneShowsTheTimelineFirst: at 390x844 the canvas's top is on the first screen.
