@@ -26,12 +26,23 @@ type Held struct{ ID, Tokens int }
 
 // HeldAt lists the requests whose KV row's GPU holds while step k runs and
 // how many tokens each has there, largest first: the tokens the trace gave
-// them before k (a preemption empties theirs). It reads the trace only.
+// them before k (a preemption empties theirs). It reads the trace only, and
+// returns nil when the run before k is too long to read on a hover.
 func (r *SimRun) HeldAt(row, k int) []Held {
 	if row < 0 || row >= len(r.Rows) || k < 0 || k >= len(r.Rows[row].Iters) {
 		return nil
 	}
 	its := r.Rows[row].Iters
+	if n := 0; k > 0 {
+		// The walk is over every item before k: skip it where it would hold
+		// up a hover (about maxHeldWalk items, a few ms).
+		for j := max(0, k-64); j < k; j++ {
+			n += len(its[j].Items)
+		}
+		if float64(n)/float64(min(k, 64))*float64(k) > maxHeldWalk {
+			return nil
+		}
+	}
 	tokens := map[int]int{}
 	// A decode GPU receives a request's KV cache whole: its prompt is there
 	// from its first step on.
@@ -64,6 +75,9 @@ func (r *SimRun) HeldAt(row, k int) []Held {
 	})
 	return out
 }
+
+// maxHeldWalk bounds the trace items HeldAt reads for one step.
+const maxHeldWalk = 1_000_000
 
 // Transfers summarises a disaggregated run's KV transfers: how many
 // completed requests moved their KV cache from a prefill to a decode GPU, and the
