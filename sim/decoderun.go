@@ -75,18 +75,17 @@ func (e *Engine) decodeRun(until float64) int {
 	}
 
 	// The steps, priced as execute prices a decode of the whole batch.
-	nf := float64(n)
 	keep := !e.lz.on || e.runHook != nil // each step's time and end are read after
 	durs, ends := e.durs[:0], e.ends[:0]
 	maxGap := 0.0 // the largest gap between two of these steps' ends
 	done, k := 0, 0
+	price := e.cfg.Step.decodePricer(n) // as execute prices a decode of the whole batch
 	for ; k < kmax && e.now < next && done == 0; k++ {
-		kv := float64(e.runKV)
-		cost := e.cfg.Step.Price(Work{Tokens: nf, Pairs: kv, KVTokens: kv + nf, Seqs: nf, Sampled: nf}) // as execute sums a decode of the batch
+		secs := price.at(float64(e.runKV))
 		e.runKV += n
 		e.iters++
 		prev := e.now
-		e.now += cost.Seconds
+		e.now += secs
 		switch {
 		case e.lz.on:
 			done = e.lazyDecode(n, e.now)
@@ -100,7 +99,7 @@ func (e *Engine) decodeRun(until float64) int {
 			}
 		}
 		if keep {
-			durs = append(durs, cost.Seconds)
+			durs = append(durs, secs)
 			ends = append(ends, e.now)
 		}
 	}

@@ -362,3 +362,35 @@ func TestScratchRunsAreFreshRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondsIsPrice checks the hot loops' prices: Seconds and the decode
+// pricer give Price's seconds bit for bit, under every profile, under TP
+// and with a sliding window, for decode steps, chunks and mixed steps.
+func TestSecondsIsPrice(t *testing.T) {
+	var steps []StepModel
+	for _, prof := range ProfileNames() {
+		for _, tp := range []int{1, 2, 8} {
+			steps = append(steps, profiled(t, prof, "Llama-3.1-8B", "H100-SXM", tp))
+		}
+	}
+	windowed := steps[len(steps)-1]
+	windowed.Model.SlidingWindow = 256
+	steps = append(steps, windowed)
+	for _, s := range steps {
+		for _, n := range []int{1, 7, 32, 256} {
+			p := s.decodePricer(n)
+			for kv := n; kv < 2_000_000; kv = kv*3 + 1 {
+				nf, kvf := float64(n), float64(kv)
+				w := Work{Tokens: nf, Pairs: kvf, KVTokens: kvf + nf, Seqs: nf, Sampled: nf}
+				if got, want := p.at(kvf), s.Price(w).Seconds; got != want {
+					t.Fatalf("%s TP %d: decode of %d over %d: pricer %v, Price %v", s.Profile, s.TP, n, kv, got, want)
+				}
+				w.Window = s.Model.SlidingWindow
+				w.AddChunk(kv%1000, 1+kv%3000, kv%2 == 0)
+				if got, want := s.Seconds(&w), s.Price(w).Seconds; got != want {
+					t.Fatalf("%s TP %d: %+v: Seconds %v, Price %v", s.Profile, s.TP, w, got, want)
+				}
+			}
+		}
+	}
+}

@@ -519,11 +519,12 @@ func (e *Engine) execute() *Iteration {
 		w.AddChunk(c.Seq.prefilled, c.Tokens, c.Seq.prefilled+c.Tokens == c.Seq.need)
 		prefillTokens += c.Tokens
 	}
-	cost := e.cfg.Step.Price(w)
-	it.Index, it.Start, it.Duration = e.iters, e.now, cost.Seconds
-	it.Decodes, it.Prefill = len(decodes), prefillTokens
-	if !e.noItems { // (a whole run without a trace reads only the step's time and counts)
-		it.Cost = cost
+	var secs float64
+	if e.noItems { // (a whole run without a trace reads only the step's time and counts)
+		secs = e.cfg.Step.Seconds(&w)
+	} else {
+		it.Cost = e.cfg.Step.Price(w)
+		secs = it.Cost.Seconds
 		switch {
 		case prefillTokens == 0:
 			it.Kind = "decode"
@@ -533,8 +534,10 @@ func (e *Engine) execute() *Iteration {
 			it.Kind = "mixed"
 		}
 	}
+	it.Index, it.Start, it.Duration = e.iters, e.now, secs
+	it.Decodes, it.Prefill = len(decodes), prefillTokens
 	e.iters++
-	e.now += cost.Seconds
+	e.now += secs
 	end := e.now
 
 	e.done = 0

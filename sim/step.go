@@ -279,8 +279,10 @@ func (s *StepModel) Price(w Work) Cost {
 	if s.Physics.refined() {
 		return s.priceRefined(w)
 	}
-	flops := w.Tokens*s.f + s.a*w.Pairs
-	bytes := s.w + s.k*w.KVTokens
+	// (The conversions round each product: no fused multiply-add, so every
+	// platform prices alike and Seconds and decodePricer match bit for bit.)
+	flops := float64(w.Tokens*s.f) + float64(s.a*w.Pairs)
+	bytes := s.w + float64(s.k*w.KVTokens)
 	tp := float64(s.TP)
 	c := Cost{FLOPs: flops, Bytes: bytes, Overhead: s.Overhead,
 		ComputeTime: flops / (tp * s.GPU.FLOPS * s.EffCompute),
@@ -296,6 +298,65 @@ func (s *StepModel) Price(w Work) Cost {
 	c.GPUTime = t
 	c.Seconds = t + c.CommTime + s.Overhead
 	return c
+}
+
+// Seconds is Price(w).Seconds alone, for loops that read only the time
+// (the rest of a Cost is most of a lecture step's price).
+func (s *StepModel) Seconds(w *Work) float64 {
+	if s.Physics.refined() {
+		return s.priceRefined(*w).Seconds
+	}
+	return s.lectureSeconds(w.Tokens, w.Pairs, w.KVTokens)
+}
+
+// lectureSeconds is the lecture model's Price(w).Seconds: the same
+// operations in the same order.
+func (s *StepModel) lectureSeconds(tokens, pairs, kvTokens float64) float64 {
+	tp := float64(s.TP)
+	t := (float64(tokens*s.f) + float64(s.a*pairs)) / (tp * s.GPU.FLOPS * s.EffCompute)
+	if m := (s.w + float64(s.k*kvTokens)) / (tp * s.GPU.MemBW * s.EffMem); m > t {
+		t = m
+	}
+	comm := 0.0
+	if s.TP > 1 {
+		comm = s.allReduceBW(tokens)
+	}
+	return t + comm + s.Overhead
+}
+
+// decodePricer prices the decode steps of one batch as its context grows:
+// Seconds of a step decoding all n running sequences over kv cached tokens
+// (the Work execute sums for it), with what is the same at every step
+// computed once.
+type decodePricer struct {
+	s          *StepModel
+	lecture    bool    // the lecture's formula (else Seconds prices each step)
+	n          float64 // the batch
+	flopsN     float64 // n*F
+	cDen, mDen float64 // the roofline's divisors
+	comm       float64 // the all-reduces' time (TP > 1)
+}
+
+func (s *StepModel) decodePricer(n int) decodePricer {
+	nf, tp := float64(n), float64(s.TP)
+	p := decodePricer{s: s, lecture: !s.Physics.refined(), n: nf, flopsN: float64(nf * s.f),
+		cDen: tp * s.GPU.FLOPS * s.EffCompute, mDen: tp * s.GPU.MemBW * s.EffMem}
+	if s.TP > 1 {
+		p.comm = s.allReduceBW(nf)
+	}
+	return p
+}
+
+// at is the step's seconds with kv tokens cached before it.
+func (p *decodePricer) at(kv float64) float64 {
+	if !p.lecture {
+		return p.s.Seconds(&Work{Tokens: p.n, Pairs: kv, KVTokens: kv + p.n, Seqs: p.n, Sampled: p.n})
+	}
+	t := (p.flopsN + float64(p.s.a*kv)) / p.cDen
+	if m := (p.s.w + float64(p.s.k*(kv+p.n))) / p.mDen; m > t {
+		t = m
+	}
+	return t + p.comm + p.s.Overhead
 }
 
 // allReduceBW is the bandwidth part of the all-reduces: two ring
