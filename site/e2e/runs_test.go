@@ -251,14 +251,16 @@ func TestRunsScreenshots(t *testing.T) {
 		name string
 		size [2]int64
 		q    string
+		js   string // run after the page opened (e.g. select a step)
 	}{
-		{"cmp-chunking", [2]int64{1280, 720}, "preset=compare-chunking&sel=40"},
-		{"cmp-disagg", [2]int64{1280, 720}, "preset=compare-disagg&sel=10"},
-		{"memory", [2]int64{1280, 720}, "preset=memory-pressure"},
-		{"disagg", [2]int64{1280, 720}, "preset=distserve-2p1d&sel=0&span=0.3"},
-		{"proj-1920", [2]int64{1920, 1080}, "preset=compare-chunking&proj=1&sel=40"},
-		{"proj-1280", [2]int64{1280, 720}, "preset=demo1&proj=1&sel=3"},
-		{"phone", [2]int64{390, 844}, "preset=memory-pressure"},
+		{"memory-held", [2]int64{1280, 720}, "preset=memory-pressure", `servelab.setState({sel: servelab.figures().kv.first_held_step})`},
+		{"cmp-chunking", [2]int64{1280, 720}, "preset=compare-chunking&sel=40", ""},
+		{"cmp-disagg", [2]int64{1280, 720}, "preset=compare-disagg&sel=10", ""},
+		{"memory", [2]int64{1280, 720}, "preset=memory-pressure", ""},
+		{"disagg", [2]int64{1280, 720}, "preset=distserve-2p1d&sel=0&span=0.3", ""},
+		{"proj-1920", [2]int64{1920, 1080}, "preset=compare-chunking&proj=1&sel=40", ""},
+		{"proj-1280", [2]int64{1280, 720}, "preset=demo1&proj=1&sel=3", ""},
+		{"phone", [2]int64{390, 844}, "preset=memory-pressure", ""},
 	} {
 		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 			Width: c.size[0], Height: c.size[1], DeviceScaleFactor: 1, Mobile: c.size[0] < 500}); err != nil {
@@ -266,6 +268,9 @@ func TestRunsScreenshots(t *testing.T) {
 		}
 		for _, lang := range []string{"en", "zh"} {
 			open(t, ctx, base+"?"+c.q+"&lang="+lang)
+			if c.js != "" {
+				eval[chromedp.Void](t, ctx, c.js)
+			}
 			time.Sleep(500 * time.Millisecond)
 			buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 			if err != nil {
