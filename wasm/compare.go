@@ -21,6 +21,8 @@ type compareState struct {
 	figsB  play.Figures
 	errB   string
 	editB  bool // the form shows and changes run B
+	// the uploaded files' generation each run was simulated with
+	filesA, filesB int
 }
 
 // pane is one run's part of the canvas.
@@ -32,14 +34,20 @@ type pane struct {
 // simulateB re-simulates run B after run A (compare mode only).
 func (a *App) simulateB() {
 	c := &a.cmp
+	var notes []string
+	c.stateB, notes = c.pair.StateB(a.state)
+	if c.pair.On {
+		a.notes = append(a.notes, notes...)
+	}
+	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == play.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
+		return // only run A's own settings changed: B stands
+	}
 	c.runB.Recycle()
 	c.runB, c.errB = nil, ""
 	if !c.pair.On {
 		return
 	}
-	var notes []string
-	c.stateB, notes = c.pair.StateB(a.state)
-	a.notes = append(a.notes, notes...)
+	c.filesB = play.FilesGen()
 	r, err := play.Simulate(c.stateB)
 	if err != nil {
 		c.errB = err.Error()
@@ -49,6 +57,13 @@ func (a *App) simulateB() {
 	c.runB = r
 	a.simMs += r.SimMs
 	c.figsB = r.Figures()
+}
+
+// keepA reports whether run A can stand as it is: in compare mode, when
+// only run B's settings changed (the form edits B), A's run is the same.
+func (a *App) keepA() bool {
+	return a.cmp.pair.On && a.run != nil && a.simErr == "" && a.lec == nil &&
+		a.cmp.filesA == play.FilesGen() && a.run.State.Query() == a.state.Query()
 }
 
 // hasMem reports whether a run has a memory lane (a KV limit).

@@ -364,13 +364,20 @@ func (a *App) geom() geom { return a.panes()[0].geo }
 // resimulate runs the current state and refreshes everything shown.
 func (a *App) resimulate() {
 	a.gen++
-	if a.lec == nil || !a.lec.holds(a.run) {
-		a.run.Recycle() // its arrays are refilled by the new run
+	var r *play.SimRun
+	var err error
+	if a.keepA() {
+		r = a.run // compare mode: only run B's settings changed
+	} else {
+		if a.lec == nil || !a.lec.holds(a.run) {
+			a.run.Recycle() // its arrays are refilled by the new run
+		}
+		a.run = nil
+		r, err = play.Simulate(a.state)
+		if r != nil {
+			a.cmp.filesA = play.FilesGen()
+		}
 	}
-	a.cmp.runB.Recycle()
-	a.cmp.runB = nil
-	a.run = nil
-	r, err := play.Simulate(a.state)
 	if err != nil {
 		a.simErr = err.Error()
 		a.run = nil
@@ -378,8 +385,12 @@ func (a *App) resimulate() {
 		a.message(play.Tf(a.lang, "msg.cannot", err.Error()), true)
 	} else {
 		a.simErr = ""
+		if a.run == r {
+			a.simMs = 0 // kept: not simulated again
+		} else {
+			a.simMs = r.SimMs
+		}
 		a.run = r
-		a.simMs = r.SimMs
 		if r.Truncated {
 			a.message(play.Tf(a.lang, "msg.truncated", r.Steps(), fmtDur(r.End)), true)
 		} else {

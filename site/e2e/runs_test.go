@@ -91,13 +91,28 @@ func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
 	if txt := eval[string](t, ctx, `document.getElementById("cmp-table").textContent`); !strings.Contains(txt, "×") {
 		t.Errorf("compare table %q has no B/A ratios", txt)
 	}
-	waitFor(t, ctx, `location.search.includes("cmp=1") && location.search.includes("b.policy=chunked")`, "the pair in the URL")
+	// The form edits run B: its budget changes, A's settings and figures stay (A is not simulated again).
+	eval[chromedp.Void](t, ctx, `document.getElementById("cmp-edit-b").click()`)
+	waitFor(t, ctx, `document.body.classList.contains("edit-b") && document.getElementById("budget").value === "512"`, "the form showing run B")
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	setRange(t, ctx, "budget", 1024)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && servelab.figures().b.query.includes("budget=1024")`, gen), "run B with a 1024-token budget")
+	f2 := eval[map[string]map[string]any](t, ctx, `servelab.figures()`)
+	if f2["a"]["query"] != f["a"]["query"] || f2["a"]["itl"].(map[string]any)["p99"] != f["a"]["itl"].(map[string]any)["p99"] {
+		t.Errorf("editing B changed A: %v -> %v", f["a"]["query"], f2["a"]["query"])
+	}
+	if tm := eval[map[string]float64](t, ctx, `servelab.timings()`); tm["simMs"] != tm["simMsB"] {
+		t.Errorf("editing B re-simulated A too: simMs %.1f, B's %.1f", tm["simMs"], tm["simMsB"])
+	}
+	eval[chromedp.Void](t, ctx, `document.getElementById("cmp-edit-a").click()`)
+	setRange(t, ctx, "budget", 512)
+	waitFor(t, ctx, `location.search.includes("cmp=1") && location.search.includes("b.policy=chunked") && location.search.includes("b.budget=1024")`, "the pair in the URL")
 	q := eval[string](t, ctx, `location.search.replace("preset=compare-chunking&", "")`)
 	ctx2 := browser(t)
 	open(t, ctx2, base+q)
 	waitFor(t, ctx2, `servelab.figures().b && servelab.figures().b.completed > 0`, "run B from the shared link")
-	if got := eval[float64](t, ctx2, `servelab.figures().b.itl.p99`); math.Abs(got-itl("b")) > 1e-9 {
-		t.Errorf("shared link: B's P99 ITL %.6f, the original %.6f", got, itl("b"))
+	if got, want := eval[float64](t, ctx2, `servelab.figures().b.itl.p99`), eval[float64](t, ctx, `servelab.figures().b.itl.p99`); math.Abs(got-want) > 1e-9 {
+		t.Errorf("shared link: B's P99 ITL %.6f, the original %.6f", got, want)
 	}
 }
 

@@ -25,6 +25,13 @@ var (
 	}
 )
 
+// filesGen counts uploads of models and traces: a run simulated before one
+// may differ from the same settings simulated after it.
+var filesGen int
+
+// FilesGen is how many models and traces were uploaded so far.
+func FilesGen() int { return filesGen }
+
 // IsHFConfig reports whether data looks like a Hugging Face config.json
 // (a model's shape) rather than a measured run.
 func IsHFConfig(data []byte) bool {
@@ -57,6 +64,7 @@ func AddModel(fileName string, data []byte) (string, error) {
 			m.Name += " (uploaded)" // the catalogue's own stays as it is
 		}
 	}
+	filesGen++
 	for i := range userModels {
 		if userModels[i].Name == m.Name {
 			userModels[i] = m
@@ -122,6 +130,7 @@ func SetTrace(name string, data []byte) (int, error) {
 		return 0, fmt.Errorf("%s holds no requests", name)
 	}
 	userTrace.name, userTrace.reqs = name, reqs
+	filesGen++
 	return len(reqs), nil
 }
 
