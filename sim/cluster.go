@@ -124,6 +124,7 @@ type ClusterOutcome struct {
 	Outcome
 	Placements []Placement   `json:"placements"`
 	Instances  []InstanceRun `json:"instances"`
+	cut        bool          // a search's run ended after the prefill side: too many missed the TTFT objective
 }
 
 // event is work an instance finished at end: what a router stops counting then.
@@ -248,6 +249,11 @@ type clusterScratch struct {
 	res        []Result
 	placements []Placement
 	pre, dec   []scratch
+	// ttft, when set, is a search's TTFT objective and its budget of
+	// misses: a run in which more missed it at the prefill side is cut
+	// there (ClusterOutcome.cut), its answer known.
+	ttft   float64
+	budget int
 }
 
 // runDisaggregated is RunDisaggregated, reusing sc's memory when sc is not nil.
@@ -316,8 +322,13 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 	}
 	// Inside the engines a request's ID is its submission index, so items map
 	// back to results even when callers reuse IDs.
+	var keys []float64
 	byTime := func(idx []int, at func(int) float64) {
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(at(a), at(b)) })
+		keys = slices.Grow(keys[:0], len(idx))
+		for _, i := range idx {
+			keys = append(keys, at(i))
+		}
+		mergeRuns(idx, keys)
 	}
 
 	// Prefill side.
@@ -364,6 +375,21 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 				pl.KVArrive = r.FirstToken + pl.Transfer
 				order = append(order, i)
 			}
+		}
+	}
+
+	if sc != nil && sc.ttft > 0 {
+		// Each request's first token is known now: rejected, cut short or
+		// late, it missed whatever the decode side does.
+		missed := 0
+		for i := range res {
+			if r := &res[i]; r.Rejected != "" || r.Generated == 0 || !(r.TTFT() <= sc.ttft) {
+				missed++
+			}
+		}
+		if missed > sc.budget {
+			out.cut = true
+			return out, nil
 		}
 	}
 
@@ -492,18 +518,22 @@ type Workload func(rate float64) ([]Request, error)
 // whose SLO attainment over RunDisaggregated reaches target (see Goodput),
 // searched up to hi req/s, and that rate divided by the cluster's GPUs.
 func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
-	var sc clusterScratch // each run's results are read before the next
-	total, saturated, err = Goodput(func(rate float64) (float64, error) {
+	if err := checkSearch(target, hi); err != nil {
+		return 0, 0, false, err
+	}
+	sc := clusterScratch{ttft: slo.TTFT} // each run's results are read before the next
+	total, saturated, err = bisect(func(rate float64) (bool, error) {
 		reqs, err := wl(rate)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
+		sc.budget = missBudget(len(reqs), target)
 		o, err := runDisaggregated(c, reqs, &sc)
-		if err != nil {
-			return 0, err
+		if err != nil || o.cut {
+			return false, err
 		}
-		return Attainment(o.Results, slo), nil
-	}, target, hi)
+		return Attainment(o.Results, slo) >= target, nil
+	}, hi)
 	return total, total / float64(c.Prefill+c.Decode), saturated, err
 }
 
@@ -558,4 +588,58 @@ func BestSplit(c Cluster, wl Workload, slo SLO, target float64, maxEach int, hiP
 	c.Prefill, c.Decode = best.Prefill, best.Decode
 	chk.SimulatedTotal, chk.SimulatedPerGPU, chk.Saturated, err = ClusterGoodput(c, wl, slo, target, math.Min(2*best.Total, MaxRate))
 	return chk, err
+}
+
+// mergeRuns sorts idx by keys (idx[i]'s key is keys[i]) as
+// slices.SortStableFunc with cmp.Compare would, by merging the stretches
+// already in order: requests come in arrival order, and each prefill
+// instance hands its requests on in order, so there are few.
+func mergeRuns(idx []int, keys []float64) {
+	n := len(idx)
+	var starts []int // where each ascending stretch begins
+	for i := 1; i < n; i++ {
+		if cmp.Less(keys[i], keys[i-1]) {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) == 0 {
+		return
+	}
+	starts = append(append([]int{0}, starts...), n)
+	out := idx
+	bk, bi := make([]float64, n), make([]int, n)
+	for len(starts) > 2 { // merge stretches pairwise, keys and indices together
+		k := 0
+		for j := 0; j+1 < len(starts); j += 2 {
+			lo, mid := starts[j], starts[j+1]
+			hi := mid
+			if j+2 < len(starts) {
+				hi = starts[j+2]
+			}
+			a, b, o := lo, mid, lo
+			for ; a < mid && b < hi; o++ {
+				if cmp.Less(keys[b], keys[a]) { // the right only when strictly earlier: stable
+					bk[o], bi[o] = keys[b], idx[b]
+					b++
+				} else {
+					bk[o], bi[o] = keys[a], idx[a]
+					a++
+				}
+			}
+			copy(bk[o:], keys[a:mid]) // one side is left over
+			copy(bi[o:], idx[a:mid])
+			o += mid - a
+			copy(bk[o:], keys[b:hi])
+			copy(bi[o:], idx[b:hi])
+			starts[k] = lo
+			k++
+		}
+		starts[k] = n
+		starts = starts[:k+1]
+		keys, bk = bk, keys
+		idx, bi = bi, idx
+	}
+	if &idx[0] != &out[0] { // an odd number of passes left it in the buffer
+		copy(out, idx)
+	}
 }

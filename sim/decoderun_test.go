@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sort"
@@ -390,6 +392,99 @@ func TestSecondsIsPrice(t *testing.T) {
 				if got, want := s.Seconds(&w), s.Price(w).Seconds; got != want {
 					t.Fatalf("%s TP %d: %+v: Seconds %v, Price %v", s.Profile, s.TP, w, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestMergeRunsIsSortStable checks the cluster's ordering of requests by
+// time against the stable sort it replaces: sorted, interleaved stretches,
+// reversed, random, ties and NaNs.
+func TestMergeRunsIsSortStable(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 400; trial++ {
+		n := r.IntN(300)
+		keys := make([]float64, n)
+		for i := range keys {
+			switch trial % 5 {
+			case 0:
+				keys[i] = float64(i / 3)
+			case 1:
+				keys[i] = float64(i%7)*100 + float64(i/7) // seven interleaved ascending stretches
+			case 2:
+				keys[i] = float64(n - i)
+			case 3:
+				keys[i] = float64(r.IntN(20))
+			default:
+				keys[i] = r.Float64()
+				if r.IntN(10) == 0 {
+					keys[i] = math.NaN()
+				}
+			}
+		}
+		idx := r.Perm(n) // request indices in the order the requests come
+		want := slices.Clone(idx)
+		key := make(map[int]float64, n)
+		for i, j := range idx {
+			key[j] = keys[i]
+		}
+		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(key[a], key[b]) })
+		mergeRuns(idx, slices.Clone(keys))
+		if !slices.Equal(idx, want) {
+			t.Fatalf("trial %d (n %d): mergeRuns %v, stable sort %v", trial, n, idx, want)
+		}
+	}
+}
+
+// TestSearchesCutRunsExactly checks the goodput searches that end a run
+// once its answer is known: each finds the rate the plain search finds
+// (every run to the end, Attainment of all its results).
+func TestSearchesCutRunsExactly(t *testing.T) {
+	step := lectureStep(t)
+	prof, _ := BuiltinProfile("vllm")
+	vllm, err := prof.Apply(step) // a per-request latency outside the engine shifts every TTFT
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := func(rate float64) ([]Request, error) {
+		return PoissonLengths(400, rate, Uniform(64, 1024), LogNormal(4, 0.8, 1, 300), 3)
+	}
+	for _, slo := range []SLO{{TTFT: 0.1, TPOT: 0.015}, {TTFT: 0.3}, {TPOT: 0.02}, {TTFT: 0.05, TPOT: 0.03}} {
+		for _, target := range []float64{0.5, 0.9, 0.99} {
+			for _, cfg := range []Config{{Step: step, Policy: PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}},
+				{Step: step, Policy: Chunked{Budget: 512}, Limits: Limits{MaxSeqs: 32}},
+				{Step: vllm, Policy: PrefillOnlyPolicy{MaxTokens: 8192}}} {
+				got, gotSat, err := InstanceGoodput(cfg, wl, slo, target, 300)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantSat, _ := Goodput(func(rate float64) (float64, error) {
+					reqs, _ := wl(rate)
+					out, err := Run(cfg, reqs)
+					if err != nil {
+						return 0, err
+					}
+					return Attainment(out.Results, slo), nil
+				}, target, 300)
+				if got != want || gotSat != wantSat {
+					t.Errorf("%s %+v target %g: search %v (saturated %v), plain search %v (%v)", cfg.Policy.Name(), slo, target, got, gotSat, want, wantSat)
+				}
+			}
+			c := Cluster{Step: step, Prefill: 2, Decode: 1}
+			got, _, gotSat, err := ClusterGoodput(c, wl, slo, target, 300)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantSat, _ := Goodput(func(rate float64) (float64, error) {
+				reqs, _ := wl(rate)
+				out, err := RunDisaggregated(c, reqs)
+				if err != nil {
+					return 0, err
+				}
+				return Attainment(out.Results, slo), nil
+			}, target, 300)
+			if got != want || gotSat != wantSat {
+				t.Errorf("cluster %+v target %g: search %v (saturated %v), plain search %v (%v)", slo, target, got, gotSat, want, wantSat)
 			}
 		}
 	}

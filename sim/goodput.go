@@ -11,16 +11,29 @@ import (
 // 0.01 req/s). If even hi attains the target, hi is returned and saturated
 // is true: the caller's range was too small to find the knee.
 func Goodput(attain func(rate float64) (float64, error), target, hi float64) (rate float64, saturated bool, err error) {
-	if !(target > 0 && target <= 1) {
-		return 0, false, fmt.Errorf("attainment target must be in (0, 1], got %g", target)
+	if err := checkSearch(target, hi); err != nil {
+		return 0, false, err
 	}
-	if !(hi > 0) || hi > MaxRate {
-		return 0, false, fmt.Errorf("search ceiling must be in (0, %g] req/s, got %g", MaxRate, hi)
-	}
-	ok := func(r float64) (bool, error) {
+	return bisect(func(r float64) (bool, error) {
 		a, err := attain(r)
 		return a >= target, err
+	}, hi)
+}
+
+// checkSearch checks a goodput search's target and ceiling.
+func checkSearch(target, hi float64) error {
+	if !(target > 0 && target <= 1) {
+		return fmt.Errorf("attainment target must be in (0, 1], got %g", target)
 	}
+	if !(hi > 0) || hi > MaxRate {
+		return fmt.Errorf("search ceiling must be in (0, %g] req/s, got %g", MaxRate, hi)
+	}
+	return nil
+}
+
+// bisect is Goodput's search over ok: whether the experiment at a rate
+// attains the target.
+func bisect(ok func(rate float64) (bool, error), hi float64) (rate float64, saturated bool, err error) {
 	if good, err := ok(hi); err != nil || good {
 		return hi, good, err
 	}
@@ -43,16 +56,95 @@ func Goodput(attain func(rate float64) (float64, error), target, hi float64) (ra
 // InstanceGoodput is the goodput of one engine configured by cfg on the
 // workload wl: the highest rate up to hi whose attainment of slo reaches target.
 func InstanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64) (rate float64, saturated bool, err error) {
+	if err := checkSearch(target, hi); err != nil {
+		return 0, false, err
+	}
 	var sc scratch // each run's results are read before the next
-	return Goodput(func(rate float64) (float64, error) {
+	return bisect(func(rate float64) (bool, error) {
 		reqs, err := wl(rate)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		out, err := run(cfg, reqs, &sc)
-		if err != nil {
-			return 0, err
+		return attains(cfg, reqs, &sc, slo, target)
+	}, hi)
+}
+
+// attains reports whether a run of reqs attains target: Attainment(Run's
+// results, slo) >= target. The run ends as soon as too many requests have
+// surely missed the TTFT objective for the rest to make up the target.
+func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (bool, error) {
+	e, out, err := startRun(cfg, reqs, sc)
+	if err != nil {
+		return false, err
+	}
+	w := missWatch{e: e, slo: slo, budget: missBudget(len(e.all), target)}
+	if slo.TTFT > 0 {
+		e.runOut(out, w.failed)
+		if w.out {
+			return false, nil
 		}
-		return Attainment(out.Results, slo), nil
-	}, target, hi)
+	} else {
+		e.runOut(out, nil)
+	}
+	if len(e.all) == 0 {
+		return Attainment(nil, slo) >= target, nil
+	}
+	e.settleAll()
+	met := 0
+	var r Result
+	for _, s := range e.all {
+		e.result(s, &r)
+		if slo.Met(&r) {
+			met++
+		}
+	}
+	return float64(met)/float64(len(e.all)) >= target, nil // as Attainment
+}
+
+// missWatch follows a run's requests past their TTFT deadline, in
+// submission order: a request past it without a first token gets it at
+// the end of a later step, so it surely misses; so does one rejected or
+// whose first token came late. Once so many missed that the attainment
+// cannot reach the target, the run's answer is known.
+type missWatch struct {
+	e      *Engine
+	slo    SLO
+	budget int // the most misses that still attain the target
+	next   int // e.all[next:] are not yet past their deadline
+	missed int
+	out    bool // the target cannot be reached
+}
+
+// missBudget is the most of n requests that may miss while the attainment,
+// computed as Attainment computes it, still reaches target (in (0, 1]).
+func missBudget(n int, target float64) int {
+	lo, hi := 0, n // float64(n-lo)/float64(n) >= target holds at lo = 0
+	for lo < hi {
+		m := (lo + hi + 1) / 2
+		if float64(n-m)/float64(n) >= target {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo
+}
+
+// failed moves the watch to the engine's clock and reports whether the
+// target is out of reach.
+func (w *missWatch) failed() bool {
+	e := w.e
+	lat := e.cfg.Step.Physics.ReqLatency
+	for ; w.next < len(e.all); w.next++ {
+		s := e.all[w.next]
+		arrival := s.Req.Arrival - lat // as the result has it
+		if !(e.now-arrival > w.slo.TTFT) {
+			break // (requests arrive in order; one out of order only holds the watch back)
+		}
+		if s.rejected != "" || s.cancelled || s.generated == 0 || !(s.first-arrival <= w.slo.TTFT) {
+			w.missed++
+		}
+	}
+	w.out = w.missed > w.budget
+	return w.out
 }

@@ -43,9 +43,7 @@ func (r *Result) TPOT() float64 {
 
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
-	for _, s := range e.running {
-		e.settle(s) // lazy mode: bring the batch up to date
-	}
+	e.settleAll()
 	var out []Result
 	if e.sc != nil && cap(e.sc.results) >= len(e.all) {
 		out = e.sc.results[:len(e.all)]
@@ -55,13 +53,25 @@ func (e *Engine) Results() []Result {
 			e.sc.results = out
 		}
 	}
-	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
 	for i, s := range e.all {
-		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
-			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
-			Preemptions: s.preempted, Rejected: s.rejected, Cancelled: s.cancelled, TokenTimes: s.times}
+		e.result(s, &out[i])
 	}
 	return out
+}
+
+// settleAll brings a lazily settled batch up to date (see lazy.go).
+func (e *Engine) settleAll() {
+	for _, s := range e.running {
+		e.settle(s)
+	}
+}
+
+// result writes s's outcome so far to r.
+func (e *Engine) result(s *Seq, r *Result) {
+	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
+	*r = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
+		Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
+		Preemptions: s.preempted, Rejected: s.rejected, Cancelled: s.cancelled, TokenTimes: s.times}
 }
 
 // Outcome is a whole run: every request's result, and the iterations when traced.
@@ -139,9 +149,21 @@ func (e *Engine) useScratch(sc *scratch, n int) {
 
 // run is Run, reusing sc's memory when sc is not nil.
 func run(cfg Config, reqs []Request, sc *scratch) (*Outcome, error) {
-	e, err := NewEngine(cfg)
+	e, out, err := startRun(cfg, reqs, sc)
 	if err != nil {
 		return nil, err
+	}
+	e.runOut(out, nil)
+	out.finish(e)
+	return out, nil
+}
+
+// startRun makes the engine of a whole run with every request submitted,
+// and its outcome to record into.
+func startRun(cfg Config, reqs []Request, sc *scratch) (*Engine, *Outcome, error) {
+	e, err := NewEngine(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	e.noItems = !cfg.Trace
 	e.allowLazy()
@@ -161,18 +183,27 @@ func run(cfg Config, reqs []Request, sc *scratch) (*Outcome, error) {
 		}
 		out.items = make([]Item, 0, n)
 	}
+	return e, out, nil
+}
+
+// runOut runs the engine to the end, recording into out; stop, when not
+// nil, is asked after every step whether to end the run there (it reports
+// true once its question is answered).
+func (e *Engine) runOut(out *Outcome, stop func() bool) {
+	trace := e.cfg.Trace
 	for {
-		if !cfg.Trace {
+		if !trace {
 			out.Steps += e.decodeRun(math.Inf(1))
 		}
 		it, ok := e.Step()
 		if !ok {
-			break
+			return
 		}
-		out.record(it, cfg.Trace)
+		out.record(it, trace)
+		if stop != nil && stop() {
+			return
+		}
 	}
-	out.finish(e)
-	return out, nil
 }
 
 // Counts tallies a run's requests.
