@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -535,5 +536,30 @@ func TestSummariseLabCountsAsItSorts(t *testing.T) {
 				t.Fatalf("trial %d: figure %d is %v, sorting gives %v", trial, i, have[i], want[i])
 			}
 		}
+	}
+}
+
+// TestPoissonDrawsArePoisson checks a search's workload, drawn once,
+// against PoissonLengths at each rate.
+func TestPoissonDrawsArePoisson(t *testing.T) {
+	for _, l := range [][2]Lengths{{Fixed(512), Fixed(64)}, {Uniform(1, 700), LogNormal(4, 1, 1, 400)}} {
+		d, err := drawPoisson(500, l[0], l[1], 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rate := range []float64{0.3, 7, 40, 333.3, 1e6} {
+			got, _ := d.at(rate)
+			want, _ := PoissonLengths(500, rate, l[0], l[1], 9)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v at %g req/s: drawn once differs from PoissonLengths", l, rate)
+			}
+		}
+		if _, err := d.at(0); err == nil {
+			t.Error("rate 0 accepted")
+		}
+	}
+	lec := Lecture{N: 0, Prompt: 512, Output: 64}
+	if _, err := lec.searchWorkload()(10); err == nil || !strings.Contains(err.Error(), "requests must be") {
+		t.Errorf("an empty lecture workload: %v", err)
 	}
 }
