@@ -84,7 +84,7 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	var sc scratch // each run's figures are taken before the next
+	var sc scratch                // each run's figures are taken before the next
 	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests)
 	if err != nil {
 		return row, err

@@ -337,7 +337,9 @@ type decodePricer struct {
 	comm       float64 // the all-reduces' time (TP > 1)
 }
 
-func (s *StepModel) decodePricer(n int) decodePricer { return s.decodePricerOf(n, !s.Physics.refined()) }
+func (s *StepModel) decodePricer(n int) decodePricer {
+	return s.decodePricerOf(n, !s.Physics.refined())
+}
 
 // decodePricerOf is decodePricer for a caller that knows whether the model is the lecture's.
 func (s *StepModel) decodePricerOf(n int, lecture bool) decodePricer {
