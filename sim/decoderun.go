@@ -79,7 +79,7 @@ func (e *Engine) decodeRun(until float64) int {
 	durs, ends := e.durs[:0], e.ends[:0]
 	maxGap := 0.0 // the largest gap between two of these steps' ends
 	done, k := 0, 0
-	price := e.cfg.Step.decodePricer(n) // as execute prices a decode of the whole batch
+	price := e.cfg.Step.decodePricerOf(n, e.lecture) // as execute prices a decode of the whole batch
 	for ; k < kmax && e.now < next && done == 0; k++ {
 		secs := price.at(float64(e.runKV))
 		e.runKV += n

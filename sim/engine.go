@@ -117,6 +117,7 @@ type Engine struct {
 	it      Iteration
 	maxCtx  int
 	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
+	lecture bool  // the step model is the lecture's (no refinement): its seconds need no check per step
 	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
 	gaps    []GapCount
 	// Scratch of decodeRun: each step's duration and end.
@@ -166,7 +167,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if l.MaxSeqs < 0 || l.KVBlocks < 0 || l.BlockSize < 1 || l.BlockSize > 1<<16 || l.MaxContext < 0 || l.MaxIterations < 0 {
 		return nil, fmt.Errorf("limits must be non-negative (block size 1..65536), got %+v", *l)
 	}
-	e := &Engine{cfg: cfg, freeKV: l.KVBlocks, maxCtx: l.MaxContext}
+	e := &Engine{cfg: cfg, freeKV: l.KVBlocks, maxCtx: l.MaxContext, lecture: !cfg.Step.Physics.refined()}
 	if e.maxCtx == 0 {
 		e.maxCtx = cfg.Step.Model.MaxContext
 	}
@@ -521,7 +522,11 @@ func (e *Engine) execute() *Iteration {
 	}
 	var secs float64
 	if e.noItems { // (a whole run without a trace reads only the step's time and counts)
-		secs = e.cfg.Step.Seconds(&w)
+		if e.lecture {
+			secs = e.cfg.Step.lectureSeconds(w.Tokens, w.Pairs, w.KVTokens) // Seconds without its check
+		} else {
+			secs = e.cfg.Step.Seconds(&w)
+		}
 	} else {
 		it.Cost = e.cfg.Step.Price(w)
 		secs = it.Cost.Seconds

@@ -17,6 +17,17 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
 }
 
+// searchWorkload is workload for one search's experiments, one after
+// another: the randomness is drawn once and each call's requests replace
+// the last call's.
+func (l Lecture) searchWorkload() Workload {
+	d, err := drawPoisson(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
+	if err != nil {
+		return l.workload // (it says what is wrong)
+	}
+	return d.at
+}
+
 // run simulates the lecture's workload at rate under policy p.
 func (l Lecture) run(p Policy, rate float64) ([]Result, error) { return l.runOn(p, rate, nil) }
 
@@ -26,6 +37,11 @@ func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.runReqs(p, reqs, sc)
+}
+
+// runReqs simulates reqs under policy p on sc's memory (nil: fresh).
+func (l Lecture) runReqs(p Policy, reqs []Request, sc *scratch) ([]Result, error) {
 	o, err := run(Config{Step: l.Step, Policy: p}, reqs, sc)
 	if err != nil {
 		return nil, err
@@ -68,16 +84,20 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	var sc scratch // each run's figures are taken before the next
-	col, err := l.runOn(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	var sc scratch                // each run's figures are taken before the next
+	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests)
+	if err != nil {
+		return row, err
+	}
+	col, err := l.runReqs(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, reqs, &sc)
 	if err != nil {
 		return row, err
 	}
 	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
 	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
-	pre, _ := l.runOn(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	pre, _ := l.runReqs(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, reqs, &sc)
 	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
-	dec, _ := l.runOn(DecodeOnlyPolicy{}, rate, &sc)
+	dec, _ := l.runReqs(DecodeOnlyPolicy{}, reqs, &sc)
 	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
@@ -98,7 +118,7 @@ func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float6
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := InstanceGoodput(Config{Step: l.Step, Policy: p}, l.workload, slo, attainment, hi)
+	g, _, err := InstanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), slo, attainment, hi)
 	return g, err
 }
 
@@ -152,8 +172,9 @@ func BestSplitWithin(gPre, gDec float64, gpus int) Split {
 func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment, guess float64) (Split, error) {
 	c := Cluster{Step: l.Step, Prefill: x, Decode: y}
 	hi := 1.5 * guess
+	wl := l.searchWorkload()
 	for {
-		total, perGPU, saturated, err := ClusterGoodput(c, l.workload, slo, attainment, hi)
+		total, perGPU, saturated, err := ClusterGoodput(c, wl, slo, attainment, hi)
 		if err != nil || !saturated || hi >= MaxRate/4 {
 			return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
 		}

@@ -90,14 +90,19 @@ func SummariseLab(r LabRun) LabSummary {
 	if len(r.Arrivals) == 0 {
 		return LabSummary{Label: r.Label, Error: "no token arrivals recorded"}
 	}
-	arr := slices.Clone(r.Arrivals)
-	// The script sorts (t, gap) tuples; the same order makes ties pick the same worst gap.
-	slices.SortFunc(arr, func(a, b Arrival) int {
-		if c := cmpFloat(a.T, b.T); c != 0 {
-			return c
-		}
-		return cmpFloat(a.Gap, b.Gap)
-	})
+	arr := r.Arrivals
+	// The script sorts (t, gap) tuples; the same order makes ties pick the
+	// same worst gap. A simulated run records them in that order already
+	// (a comparison sort through a function is slow in the browser's wasm).
+	if !arrivalsSorted(arr) {
+		arr = slices.Clone(arr)
+		slices.SortFunc(arr, func(a, b Arrival) int {
+			if c := cmpFloat(a.T, b.T); c != 0 {
+				return c
+			}
+			return cmpFloat(a.Gap, b.Gap)
+		})
+	}
 	var longTTFT float64
 	var longBad []StreamResult
 	haveOK := false
@@ -114,17 +119,20 @@ func SummariseLab(r LabRun) LabSummary {
 	if longTTFT != 0 {
 		windowEnd = r.Inject + longTTFT
 	}
-	var all, quiet, during, after []float64
+	// The gaps counted by value, merging repeats in a row (one step's
+	// streams share a gap): GapPercentiles gives Percentile's figures over
+	// them without sorting every gap.
+	var all, quiet, during, after []GapCount
 	worst := arr[0]
 	for _, a := range arr {
-		all = append(all, a.Gap)
+		all = addGap(all, a.Gap)
 		switch {
 		case a.T < r.Inject:
-			quiet = append(quiet, a.Gap)
+			quiet = addGap(quiet, a.Gap)
 		case a.T <= windowEnd:
-			during = append(during, a.Gap)
+			during = addGap(during, a.Gap)
 		default:
-			after = append(after, a.Gap)
+			after = addGap(after, a.Gap)
 		}
 		if a.Gap > worst.Gap {
 			worst = a // strictly greater: the first maximum wins, as Python's max
@@ -136,14 +144,10 @@ func SummariseLab(r LabRun) LabSummary {
 		WorstGap: worst.Gap, WorstGapOffset: worst.T - r.Inject,
 		LongTTFT: longTTFT, LongFailed: len(longBad), Wall: r.Wall,
 	}
-	s.ITLP50, s.ITLP90, s.ITLP99 = Percentile(all, 50), Percentile(all, 90), Percentile(all, 99)
-	s.ITLMax = all[len(all)-1] // Percentile sorted it
-	s.ITLQuietP50, s.ITLQuietP99 = Percentile(quiet, 50), Percentile(quiet, 99)
-	s.ITLDuringP50, s.ITLDuringP99 = Percentile(during, 50), Percentile(during, 99)
-	if len(during) > 0 {
-		s.ITLDuringMax = during[len(during)-1]
-	}
-	s.ITLAfterP99 = Percentile(after, 99)
+	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(all)
+	s.ITLQuietP50, _, s.ITLQuietP99, _ = GapPercentiles(quiet)
+	s.ITLDuringP50, _, s.ITLDuringP99, s.ITLDuringMax = GapPercentiles(during)
+	_, _, s.ITLAfterP99, _ = GapPercentiles(after)
 	if s.ITLQuietP50 != 0 {
 		s.SpikeRatio = s.WorstGap / s.ITLQuietP50
 	}
@@ -161,6 +165,32 @@ func SummariseLab(r LabRun) LabSummary {
 		s.OutputTokS = float64(len(arr)) / r.Wall
 	}
 	return s
+}
+
+// addGap counts one more gap of g, merging it with the last count when
+// equal (NaN is never equal: each is its own count).
+func addGap(cs []GapCount, g float64) []GapCount {
+	if n := len(cs); n > 0 && cs[n-1].Gap == g {
+		cs[n-1].N++
+		return cs
+	}
+	return append(cs, GapCount{Gap: g, N: 1})
+}
+
+// arrivalsSorted reports whether arr is in (t, gap) order with no NaN
+// (where a sort's order of NaNs is its own).
+func arrivalsSorted(arr []Arrival) bool {
+	for i, a := range arr {
+		if a.T != a.T || a.Gap != a.Gap {
+			return false
+		}
+		if i > 0 {
+			if p := arr[i-1]; a.T < p.T || (a.T == p.T && a.Gap < p.Gap) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func cmpFloat(a, b float64) int {

@@ -338,8 +338,13 @@ type decodePricer struct {
 }
 
 func (s *StepModel) decodePricer(n int) decodePricer {
+	return s.decodePricerOf(n, !s.Physics.refined())
+}
+
+// decodePricerOf is decodePricer for a caller that knows whether the model is the lecture's.
+func (s *StepModel) decodePricerOf(n int, lecture bool) decodePricer {
 	nf, tp := float64(n), float64(s.TP)
-	p := decodePricer{s: s, lecture: !s.Physics.refined(), n: nf, flopsN: float64(nf * s.f),
+	p := decodePricer{s: s, lecture: lecture, n: nf, flopsN: float64(nf * s.f),
 		cDen: tp * s.GPU.FLOPS * s.EffCompute, mDen: tp * s.GPU.MemBW * s.EffMem}
 	if s.TP > 1 {
 		p.comm = s.allReduceBW(nf)

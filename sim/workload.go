@@ -59,6 +59,45 @@ func PoissonLengths(n int, rate float64, prompt, output Lengths, seed uint64) ([
 	return reqs, nil
 }
 
+// poissonDraws is a Poisson workload's randomness drawn once, for a search
+// that runs it at many rates: PoissonLengths at any rate sums the same unit
+// gaps over the rate and draws the same lengths, so at gives its requests
+// bit for bit without drawing again.
+type poissonDraws struct {
+	gaps           []float64
+	prompt, output []int
+	reqs           []Request // the last requests given (each experiment's are read before the next)
+}
+
+// drawPoisson draws what PoissonLengths would for n requests.
+func drawPoisson(n int, prompt, output Lengths, seed uint64) (*poissonDraws, error) {
+	if _, err := PoissonLengths(1, 1, prompt, output, seed); err != nil || n < 1 || n > MaxRequests {
+		return nil, fmt.Errorf("workload cannot be drawn") // (callers then build it the ordinary way, error and all)
+	}
+	arrivals := newRand(seed)
+	lens := newRand(seed ^ 0x9e3779b97f4a7c15)
+	d := &poissonDraws{gaps: make([]float64, n), prompt: make([]int, n), output: make([]int, n), reqs: make([]Request, n)}
+	for i := range n { // in PoissonLengths' order: the gap, then the prompt, then the output
+		d.gaps[i] = arrivals.ExpFloat64()
+		d.prompt[i] = prompt.draw(lens)
+		d.output[i] = output.draw(lens)
+	}
+	return d, nil
+}
+
+// at is PoissonLengths at rate, in the requests of the previous call.
+func (d *poissonDraws) at(rate float64) ([]Request, error) {
+	if !(rate > 0) || rate > MaxRate {
+		return nil, fmt.Errorf("rate must be in (0, %g] req/s, got %g", MaxRate, rate)
+	}
+	t := 0.0
+	for i := range d.reqs {
+		t += d.gaps[i] / rate
+		d.reqs[i] = Request{ID: i, Arrival: t, Prompt: d.prompt[i], Output: d.output[i]}
+	}
+	return d.reqs, nil
+}
+
 // Lengths is a token-length distribution: fixed, uniform or log-normal.
 type Lengths struct {
 	Kind  string  `json:"kind"` // "fixed", "uniform", "lognormal"

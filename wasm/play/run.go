@@ -343,6 +343,12 @@ func (r *SimRun) index() {
 	for i := range r.FirstPrefill {
 		r.FirstPrefill[i] = -1
 	}
+	r.ITL = r.ITL[:0]
+	r.ITLMax = 0
+	if len(r.Rows) == 1 {
+		r.indexRow(r.Rows[0].Iters)
+		return
+	}
 	for _, row := range r.Rows {
 		for k := range row.Iters {
 			it := &row.Iters[k]
@@ -359,43 +365,6 @@ func (r *SimRun) index() {
 			}
 		}
 	}
-	r.ITL = r.ITL[:0]
-	r.ITLMax = 0
-	if len(r.Rows) == 1 {
-		// One GPU: every token lands at the end of a step, so the largest gap
-		// per step, in step order, is already sorted by time.
-		its := r.Rows[0].Iters
-		r.ITL = slices.Grow(r.ITL[:0], len(its))
-		// Steps come in time order, so a request's n-th emit is its n-th token.
-		emitted := make([]int32, len(r.Results))
-		var gaps []float64
-		for k := range its {
-			mg := 0.0
-			for _, item := range its[k].Items {
-				if !item.Emit {
-					continue
-				}
-				i, ok := r.byID.get(item.ID)
-				if !ok {
-					continue
-				}
-				j := int(emitted[i])
-				emitted[i]++
-				if ts := r.Results[i].TokenTimes; j > 0 && j < len(ts) {
-					g := ts[j] - ts[j-1]
-					gaps = append(gaps, g)
-					mg = math.Max(mg, g)
-				}
-			}
-			if mg > 0 {
-				end := its[k].End()
-				r.ITL = append(r.ITL, GapAt{end, mg})
-				r.ITLMax = math.Max(r.ITLMax, mg)
-			}
-		}
-		r.gaps = gaps
-		return
-	}
 	for _, res := range r.Results {
 		ts := res.TokenTimes
 		for j := 1; j < len(ts); j++ {
@@ -405,6 +374,69 @@ func (r *SimRun) index() {
 		}
 	}
 	slices.SortFunc(r.ITL, func(a, b GapAt) int { return cmp.Compare(a.T, b.T) })
+}
+
+// indexRow is index for one GPU, in one pass over its steps as runTraced
+// notes them: every token lands at the end of its step (the time the
+// engine records for it, bit for bit), so a gap is this step's end minus
+// the request's last, and the largest gap per step, in step order, is
+// already sorted by time. Steps come in time order, so a request's first
+// prefill item is its earliest.
+func (r *SimRun) indexRow(its []sim.Iteration) {
+	n := len(r.Results)
+	identity := true // the workloads number requests by position: no lookup needed
+	tokens := 0
+	for i := range r.Results {
+		identity = identity && r.Results[i].ID == i
+		tokens += r.Results[i].Generated
+	}
+	last := make([]float64, n)
+	for i := range last {
+		last[i] = -1
+	}
+	fp := r.FirstPrefill
+	itl := slices.Grow(r.ITL[:0], len(its))
+	gaps := make([]float64, 0, max(0, tokens-n))
+	itlMax := 0.0
+	for k := range its {
+		it := &its[k]
+		end, start := it.End(), it.Start
+		mg := 0.0
+		// Locals only, no builtin max (NaN handling costs under wasm).
+		for j := range it.Items {
+			item := &it.Items[j]
+			i := item.ID
+			if !identity {
+				var ok bool
+				if i, ok = r.byID.get(item.ID); !ok {
+					continue
+				}
+			} else if i < 0 || i >= n {
+				continue
+			}
+			if item.Prefill && fp[i] < 0 {
+				fp[i] = start
+			}
+			if item.Emit {
+				l := last[i]
+				last[i] = end
+				if l >= 0 {
+					g := end - l
+					gaps = append(gaps, g)
+					if g > mg {
+						mg = g
+					}
+				}
+			}
+		}
+		if mg > 0 {
+			itl = append(itl, GapAt{end, mg})
+			if mg > itlMax {
+				itlMax = mg
+			}
+		}
+	}
+	r.ITL, r.ITLMax, r.gaps = itl, itlMax, gaps
 }
 
 // summarize fills Summary. sim.Summarize would sort every inter-token gap;

@@ -5,6 +5,7 @@ package play
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"servelab/sim"
@@ -116,5 +117,55 @@ func TestBadSettingsAreErrors(t *testing.T) {
 	s, _ := ParseQuery("workload=lab&inject=100&duration=60")
 	if _, err := Simulate(s); err == nil {
 		t.Error("a lab run that injects after its end simulated without error")
+	}
+}
+
+// TestIndexIsTokenTimes checks the one-GPU index, taken from the trace,
+// against the results' token times for the lab presets (whose runs index
+// after the fact): every gap, the largest per step, the first prefills.
+func TestIndexIsTokenTimes(t *testing.T) {
+	for _, name := range []string{"lab-unchunked", "lab-chunked"} {
+		s, _ := ParseQuery("preset=" + name)
+		r, err := Simulate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		its := r.Rows[0].Iters
+		emitted := make([]int, len(r.Results))
+		fp := make([]float64, len(r.Results))
+		for i := range fp {
+			fp[i] = -1
+		}
+		var itl []GapAt
+		var gaps []float64
+		for k := range its {
+			mg := 0.0
+			for _, item := range its[k].Items {
+				i := item.ID // lab requests are numbered by position
+				if item.Prefill && fp[i] < 0 {
+					fp[i] = its[k].Start
+				}
+				if !item.Emit {
+					continue
+				}
+				j := emitted[i]
+				emitted[i]++
+				if ts := r.Results[i].TokenTimes; j > 0 {
+					g := ts[j] - ts[j-1]
+					gaps = append(gaps, g)
+					mg = max(mg, g)
+				}
+			}
+			if mg > 0 {
+				itl = append(itl, GapAt{its[k].End(), mg})
+			}
+		}
+		// (summarize reorders the gaps it selects from)
+		slices.Sort(gaps)
+		got := slices.Sorted(slices.Values(r.gaps))
+		if !reflect.DeepEqual(itl, r.ITL) || !reflect.DeepEqual(fp, r.FirstPrefill) || !slices.Equal(gaps, got) || len(itl) == 0 {
+			t.Errorf("%s: the index differs from the token times: per-step gaps %v, first prefills %v, gaps %v",
+				name, reflect.DeepEqual(itl, r.ITL), reflect.DeepEqual(fp, r.FirstPrefill), slices.Equal(gaps, got))
+		}
 	}
 }
