@@ -3,24 +3,34 @@ GO       ?= go
 WASMEXEC := $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 PURE     := ./sim/... ./hwspecs/... ./modelspecs/...
 
-.PHONY: run test test-native test-wasm bench build worker worker-local
+.PHONY: run test test-native test-wasm bench build worker worker-local deps deps-run fidelity fidelity-fit
+
+# What the tests need beyond Go and node/npm (Chromium, brotli, python3, workerd ...), installed
+# with apt/npm when missing; a quick check when present. The lists are at the top of .ci/deps.
+deps:
+	./.ci/deps test
+deps-run:
+	./.ci/deps run
 
 # The playground with the live companion and its embedded lab servers; prints the URL.
-run: wasm
+run: deps-run wasm
 	$(GO) run ./cmd/servelab serve
 
 build:
 	$(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
 # wasm first: the browser tests (site/e2e, part of go test ./...) load the built app.
-test: wasm test-native test-wasm
+test: deps tinylab-deps wasm test-native test-wasm
 
-# The browser suites (site/e2e, cmd/worker/e2e) run one after the other: each drives Chromium,
-# and the edge live test times real token streams, which two browsers on two cores would distort.
+# Packages that time real token streams (the lab server, the measuring client, run.py against them,
+# calibration from such a run, the tiny lab) and the browser suites run one after the other, after
+# the rest: two of them at once on two cores would distort each other's clocks.
+REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
+SERIAL   := $(REALTIME) ./site/e2e ./cmd/worker/e2e ./cmd/tinylab/e2e
 test-native:
 	$(GO) vet ./...
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$')
-	$(GO) test -count=1 -p 1 ./site/e2e ./cmd/worker/e2e
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$' | grep -vxF $(foreach p,$(REALTIME),-e servelab/$(patsubst ./%,%,$(p))))
+	$(GO) test -count=1 -timeout 30m -p 1 $(SERIAL)
 
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:
@@ -34,14 +44,35 @@ worker: wasm
 	$(GO) run ./cmd/worker/bundle -o build/worker -site site $(if $(LAB),-lab $(LAB))
 
 # The worker locally in workerd (npm ci --prefix cmd/worker), proxying to LAB (default 127.0.0.1:8000).
-worker-local: worker
+worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
-bench:
+# The step model's profiles against the published points (cmd/servelab/testdata/fidelity):
+# published, lecture, vllm, error, and the median/worst |error| by regime.
+fidelity:
+	$(GO) run ./cmd/servelab fidelity
+
+# Refit the vllm profile's per-GPU constants to the points (minutes) and rewrite it; review the diff.
+fidelity-fit:
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H100-SXM --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu H200 --free eff_mem --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free collective_latency --write sim/profiles/vllm.json
+
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench 'Run1500' -benchtime 5x ./sim/
+	$(MAKE) bench-core
 	$(MAKE) bench-browser
 	$(MAKE) bench-lab
+
+# The simulator core: demo interference side by side with the plain-Python implementation
+# (the ratio), the 100 000-request run's time and memory, and the page's re-simulations and
+# background panels in the browser's runtime (wasm under node).
+.PHONY: bench-core
+bench-core:
+	$(GO) run ./cmd/servelab/benchcore -repeat 5
+	GOOS=js GOARCH=wasm $(GO) test -exec="$(WASMEXEC)" -run '^$$' -bench . -benchtime 10x ./wasm/play/
 
 # The lab tools' own timing: servelab measure vs run.py against the cadence lab server
 # (16/64/256 streams), and the lab server holding 1000 streams (needs python3).
@@ -52,7 +83,7 @@ bench-lab:
 # The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
 WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
 .PHONY: wasm test-browser bench-browser
-wasm: site/app.wasm
+wasm: site/app.wasm site/version.js
 site/app.wasm: $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
@@ -60,8 +91,15 @@ site/app.wasm: $(WASM_SRC)
 	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
 
-# Headless Chromium drives the page (needs /usr/bin/chromium; .ci/run installs it).
-test-browser: wasm
+# The build's version (a checksum of app.wasm and the page's files) names the offline cache
+# (site/sw.js); app.wasm's size lets the page show how far the download is (site/load.js).
+SITE_SRC := $(filter-out site/version.js,$(wildcard site/*.html site/*.css site/*.js site/*.svg))
+site/version.js: site/app.wasm $(SITE_SRC)
+	printf '// Written by make wasm: the build (sw.js names its cache after it) and the size of app.wasm.\nself.servelabBuild = {version: "%s", wasmBytes: %d};\n' \
+		"$$(cat site/app.wasm $(SITE_SRC) | cksum | cut -d' ' -f1)" "$$(wc -c < site/app.wasm)" > site/.version.js.tmp && mv site/.version.js.tmp $@
+
+# Headless Chromium drives the page (needs /usr/bin/chromium; `make deps` installs it).
+test-browser: deps wasm
 	$(GO) test -count=1 ./site/e2e/
 
 # Re-simulation + redraw time, first frame and wasm size on the wire, in headless Chromium.

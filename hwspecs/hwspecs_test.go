@@ -49,3 +49,18 @@ func TestValidateRejectsNonsense(t *testing.T) {
 		t.Fatal("zero bandwidth accepted")
 	}
 }
+
+// FP8 peaks: twice the dense bf16 rate where the GPU has FP8 tensor cores,
+// none on the A100s nor on the tiny lab's CPU core.
+func TestFP8Peaks(t *testing.T) {
+	for _, g := range All() {
+		switch {
+		case strings.HasPrefix(g.Name, "A100"), strings.HasPrefix(g.Name, "CPU"):
+			if g.FP8FLOPS != 0 {
+				t.Errorf("%s: FP8 %g, but it has no FP8 tensor cores", g.Name, g.FP8FLOPS)
+			}
+		case g.FP8FLOPS < 1.99*g.FLOPS || g.FP8FLOPS > 2.03*g.FLOPS:
+			t.Errorf("%s: FP8 %.0f TFLOP/s against bf16 %.0f", g.Name, g.FP8FLOPS/1e12, g.FLOPS/1e12)
+		}
+	}
+}

@@ -10,12 +10,25 @@ import (
 // Field names differ between families (OPT says ffn_dim, Mixtral
 // num_local_experts), so each alternative is read.
 type hfConfig struct {
-	ModelType         string `json:"model_type"`
-	NameOrPath        string `json:"_name_or_path"`
-	Layers            int    `json:"num_hidden_layers"`
-	Hidden            int    `json:"hidden_size"`
-	Heads             int    `json:"num_attention_heads"`
-	KVHeads           *int   `json:"num_key_value_heads"`
+	ModelType        string `json:"model_type"`
+	NameOrPath       string `json:"_name_or_path"`
+	Layers           int    `json:"num_hidden_layers"`
+	Hidden           int    `json:"hidden_size"`
+	Heads            int    `json:"num_attention_heads"`
+	KVHeads          *int   `json:"num_key_value_heads"`
+	FalconKVHeads    *int   `json:"num_kv_heads"` // Falcon's name for it
+	MultiQuery       *bool  `json:"multi_query"`  // Falcon-7B: one KV head
+	NewDecoderArch   bool   `json:"new_decoder_architecture"`
+	FFNHidden        int    `json:"ffn_hidden_size"` // Falcon
+	NLayer           int    `json:"n_layer"`         // Falcon (RefinedWeb) spellings
+	NHead            int    `json:"n_head"`
+	NEmbed           int    `json:"n_embed"`
+	SlidingWindow    *int   `json:"sliding_window"`
+	UseSlidingWindow *bool  `json:"use_sliding_window"` // Qwen2: false turns it off
+	TorchDtype       string `json:"torch_dtype"`
+	Quantization     *struct {
+		QuantMethod string `json:"quant_method"`
+	} `json:"quantization_config"`
 	HeadDim           int    `json:"head_dim"`
 	Intermediate      int    `json:"intermediate_size"`
 	FFNDim            int    `json:"ffn_dim"`
@@ -38,8 +51,20 @@ func FromHFConfig(data []byte, name string) (Model, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return Model{}, fmt.Errorf("config.json: %w", err)
 	}
+	if c.Layers == 0 {
+		c.Layers = c.NLayer
+	}
+	if c.Hidden == 0 {
+		c.Hidden = c.NEmbed
+	}
+	if c.Heads == 0 {
+		c.Heads = c.NHead
+	}
 	if c.Layers == 0 || c.Hidden == 0 || c.Heads == 0 {
 		return Model{}, fmt.Errorf("config.json: needs num_hidden_layers, hidden_size and num_attention_heads (got %d, %d, %d)", c.Layers, c.Hidden, c.Heads)
+	}
+	if c.MaxPos < 0 { // absent (0) means unknown; a negative length is no "unlimited"
+		return Model{}, fmt.Errorf("config.json: max_position_embeddings must be positive, got %d", c.MaxPos)
 	}
 	m := Model{Name: name, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.Heads,
 		HeadDim: c.HeadDim, Intermediate: c.Intermediate, Vocab: c.Vocab, MaxContext: c.MaxPos}
@@ -49,8 +74,13 @@ func FromHFConfig(data []byte, name string) (Model, error) {
 	if m.Name == "" {
 		m.Name = "custom-" + c.ModelType
 	}
-	if c.KVHeads != nil {
+	switch {
+	case c.KVHeads != nil:
 		m.KVHeads = *c.KVHeads
+	case c.FalconKVHeads != nil:
+		m.KVHeads = *c.FalconKVHeads
+	case c.MultiQuery != nil && *c.MultiQuery && !c.NewDecoderArch:
+		m.KVHeads = 1
 	}
 	if m.HeadDim == 0 {
 		m.HeadDim = c.Hidden / c.Heads
@@ -58,15 +88,28 @@ func FromHFConfig(data []byte, name string) (Model, error) {
 	if m.Intermediate == 0 {
 		m.Intermediate = c.FFNDim
 	}
-	switch mt := strings.ToLower(c.ModelType); mt {
-	case "opt", "gpt2", "gpt_neox", "gptj", "bloom", "falcon":
+	if m.Intermediate == 0 {
+		m.Intermediate = c.FFNHidden
+	}
+	mt := strings.ToLower(c.ModelType)
+	if m.Intermediate == 0 && (mt == "falcon" || mt == "refinedweb" || mt == "refinedwebmodel") {
+		m.Intermediate = 4 * c.Hidden // Falcon's MLP is 4 x hidden unless ffn_hidden_size says otherwise
+	}
+	if c.SlidingWindow != nil && *c.SlidingWindow > 0 && (c.UseSlidingWindow == nil || *c.UseSlidingWindow) {
+		m.SlidingWindow = *c.SlidingWindow
+	}
+	if c.Quantization != nil && strings.EqualFold(c.Quantization.QuantMethod, "fp8") || strings.HasPrefix(strings.ToLower(c.TorchDtype), "float8") {
+		m.DtypeBytes = 1
+	}
+	switch mt {
+	case "opt", "gpt2", "gpt_neox", "gptj", "bloom", "falcon", "refinedweb", "refinedwebmodel":
 		m.Gated = false
 	default:
 		m.Gated = true
 	}
 	m.Tied = c.Tie != nil && *c.Tie
-	if c.Tie == nil && strings.EqualFold(c.ModelType, "opt") {
-		m.Tied = true // OPT's config omits the key; its head is tied
+	if c.Tie == nil && (mt == "opt" || mt == "falcon") {
+		m.Tied = true // OPT's and Falcon's configs omit the key; their heads are tied
 	}
 	m.Experts = c.LocalExperts
 	if m.Experts == 0 {

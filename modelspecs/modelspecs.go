@@ -25,6 +25,21 @@ type Model struct {
 	ActiveExpert int  // experts each token is routed to
 	QKVBias      bool // attention projections carry biases (Qwen2)
 	MaxContext   int  // max_position_embeddings
+	// SlidingWindow is the attention window (Mistral v0.1, Qwen2 when
+	// enabled): a query attends at most this many keys; 0: full attention.
+	SlidingWindow int
+	// DtypeBytes is the checkpoint's bytes per weight when its config says
+	// (1 for FP8); 0: not stated (the step model's default applies).
+	DtypeBytes float64
+}
+
+// Attended is how many of context keys a query attends: all of them, or
+// the sliding window's worth.
+func (m Model) Attended(context int) int {
+	if m.SlidingWindow > 0 && context > m.SlidingWindow {
+		return m.SlidingWindow
+	}
+	return context
 }
 
 // Default is the model the lecture uses.

@@ -61,6 +61,9 @@ func TestHFConfigImport(t *testing.T) {
 	}
 	want := map[string]string{"llama31_8b.json": "Llama-3.1-8B", "mixtral.json": "Mixtral-8x7B", "opt13b.json": "OPT-13B", "qwen25_7b.json": "Qwen2.5-7B"}
 	for _, e := range entries {
+		if _, ok := want[e.Name()]; !ok {
+			continue // tested on its own below
+		}
 		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 		got, err := FromHFConfig(data, "")
 		if err != nil {
@@ -92,5 +95,42 @@ func TestUnknownModelListsNames(t *testing.T) {
 	_, err := Get("gpt-5")
 	if err == nil || !strings.Contains(err.Error(), "Llama-3.1-8B") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A real Falcon config names its KV heads num_kv_heads, has no
+// intermediate_size (4 x hidden) and no tie key (tied): it imports.
+func TestHFConfigImportsFalcon(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "falcon180b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromHFConfig(data, "Falcon-180B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.KVHeads != 8 || m.Intermediate != 4*14848 || m.Gated || !m.Tied || !near(m.Params(), 179.5e9, 0.015) {
+		t.Errorf("Falcon-180B imported as %+v (%.4gB params)", m, m.Params()/1e9)
+	}
+	// Falcon-7B: multi_query without the new decoder architecture is one KV head.
+	m, err = FromHFConfig([]byte(`{"model_type":"falcon","hidden_size":4544,"num_attention_heads":71,"num_hidden_layers":32,"multi_query":true,"vocab_size":65024}`), "")
+	if err != nil || m.KVHeads != 1 || !near(m.Params(), 6.92e9, 0.015) {
+		t.Errorf("Falcon-7B: %v, %+v", err, m)
+	}
+}
+
+func TestHFConfigSlidingWindowAndFP8(t *testing.T) {
+	base := `"model_type":"mistral","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000`
+	m, err := FromHFConfig([]byte(`{`+base+`,"sliding_window":4096}`), "")
+	if err != nil || m.SlidingWindow != 4096 || m.Attended(10000) != 4096 || m.Attended(100) != 100 {
+		t.Errorf("sliding window: %v %+v", err, m)
+	}
+	m, _ = FromHFConfig([]byte(`{`+base+`,"sliding_window":4096,"use_sliding_window":false}`), "")
+	if m.SlidingWindow != 0 {
+		t.Errorf("use_sliding_window false: window %d", m.SlidingWindow)
+	}
+	m, _ = FromHFConfig([]byte(`{`+base+`,"sliding_window":null,"quantization_config":{"quant_method":"fp8"}}`), "")
+	if m.SlidingWindow != 0 || m.DtypeBytes != 1 {
+		t.Errorf("fp8 checkpoint: window %d, dtype bytes %g", m.SlidingWindow, m.DtypeBytes)
 	}
 }

@@ -24,76 +24,81 @@ type Evidence struct {
 	Predict func(StepModel) ([]float64, error)
 }
 
-// labFigures are the figures of one lab run a calibration matches: the quiet
-// decode step, the long prompt's TTFT, the worst gap, the decode step while
-// the long request decodes (its KV read in every step) and, when the long
-// prefill spans many steps (chunked), the typical gap during it.
-func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals []float64) {
-	add := func(n string, v float64) {
+// labFigures are the figures of one lab run a calibration matches: the
+// typical gap of the quiet window (the decode step), the long prompt's TTFT,
+// the worst gap, the typical gap while the long request decodes (its KV
+// read in every step) and, when the long prefill spans many steps
+// (chunked), the typical gap during it. A typical gap is the window's
+// median after dropping gaps under a quarter of it: a client that falls
+// behind reads frames in bursts (gaps near zero beside long ones), which
+// would pull a median down; a server that falls behind stretches some
+// steps, which a median ignores (a mean would not). noise is each figure's
+// relative uncertainty: a median's standard error from its gaps' spread
+// (1.25 x IQR/1.35/sqrt(n)), a single figure's the step in flight when
+// the long prompt arrived (one quiet step); floors 0.2% and 0.5%.
+func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, noise []float64) {
+	add := func(n string, v, nz float64) {
 		if v > 0 {
-			names, vals = append(names, n), append(vals, v)
+			names, vals, noise = append(names, n), append(vals, v), append(noise, nz)
 		}
 	}
-	add("quiet ITL p50", s.ITLQuietP50)
-	if w.LongCount > 0 {
-		add("long TTFT", s.LongTTFT)
-	}
-	add("worst gap", s.WorstGap)
-	q, ttft := s.ITLQuietP50, s.LongTTFT
-	if q > 0 && ttft > 0 && w.LongOutputLen >= 8 {
+	window := func(lo, hi float64) (typical, se float64, n int) {
 		var xs []float64
-		lo, hi := ttft+2*q, ttft+float64(w.LongOutputLen-2)*q
 		for _, g := range gaps {
 			if g.TRelInject > lo && g.TRelInject <= hi {
 				xs = append(xs, g.Gap)
 			}
 		}
-		if len(xs) >= 8 {
-			add("ITL p50 while the long request decodes", Percentile(xs, 50))
+		if len(xs) == 0 {
+			return 0, 0, 0
+		}
+		floor := Percentile(xs, 50) / 4 // Percentile sorts xs
+		k, _ := slices.BinarySearch(xs, floor)
+		xs = xs[k:]
+		typical = Percentile(xs, 50)
+		iqr := Percentile(xs, 75) - Percentile(xs, 25)
+		return typical, math.Max(0.002, 1.25*iqr/1.35/math.Sqrt(float64(len(xs)))/typical), len(xs)
+	}
+	q, qse, _ := window(math.Inf(-1), 0)
+	if q == 0 {
+		return
+	}
+	single := func(v float64) float64 { return math.Max(0.005, q/math.Max(v, q)) }
+	add("quiet ITL p50", q, qse)
+	ttft := s.LongTTFT
+	if w.LongCount > 0 {
+		add("long TTFT", ttft, single(ttft))
+	}
+	add("worst gap", s.WorstGap, single(s.WorstGap))
+	if ttft > 0 && w.LongOutputLen >= 8 {
+		if m, se, n := window(ttft+2*q, ttft+float64(w.LongOutputLen-2)*q); n >= 8 {
+			add("ITL p50 while the long request decodes", m, se)
 		}
 	}
 	if ttft > 0 {
-		var xs []float64
-		for _, g := range gaps {
-			if g.TRelInject >= 0 && g.TRelInject <= ttft {
-				xs = append(xs, g.Gap)
-			}
-		}
-		if len(xs) >= 4*max(1, s.ShortConcurrency) {
-			add("ITL p50 during the long prefill", Percentile(xs, 50))
+		if m, se, n := window(0, ttft); n >= 4*max(1, s.ShortConcurrency) {
+			add("ITL p50 during the long prefill", m, se)
 		}
 	}
-	return names, vals
+	return
 }
 
-// labNoise is each lab figure's relative uncertainty: a median's standard
-// error from the spread of the gaps it is taken over (1.25 x IQR/1.35 /
-// sqrt(n)); a single figure (a TTFT, the worst gap) is uncertain by the
-// step in flight when the long prompt arrived (one quiet step). Floors:
-// 0.2% for a median, 0.5% for a single figure.
-func labNoise(names []string, vals []float64, m *Measured) []float64 {
-	q := m.Summary.ITLQuietP50
-	var quiet []float64
-	for _, g := range m.Gaps {
-		if g.TRelInject < 0 {
-			quiet = append(quiet, g.Gap)
+// shortLab is the part of a lab workload its figures come from: all of it
+// up to the long request's prefill and decode (with room for a candidate
+// three times slower), not the minute of load after it, so a calibration's
+// hundreds of re-runs stay short. (The quiet window stays whole: cutting it
+// changes which contexts its median sees.)
+func shortLab(w LabWorkload, s LabSummary) LabWorkload {
+	q, ttft := s.ITLQuietP50, s.LongTTFT
+	if !(q > 0) {
+		return w
+	}
+	if ttft > 0 && w.LongCount > 0 {
+		if end := w.InjectAfter + 3*(ttft+float64(w.LongOutputLen+20)*q); end < w.Duration {
+			w.Duration = end
 		}
 	}
-	medianSE := 0.002
-	if len(quiet) >= 8 && q > 0 {
-		iqr := Percentile(quiet, 75) - Percentile(quiet, 25)
-		medianSE = math.Max(medianSE, 1.25*iqr/1.35/math.Sqrt(float64(len(quiet)))/q)
-	}
-	out := make([]float64, len(vals))
-	for i, n := range names {
-		switch n {
-		case "long TTFT", "worst gap":
-			out[i] = math.Max(0.005, q/vals[i])
-		default:
-			out[i] = medianSE
-		}
-	}
-	return out
+	return w
 }
 
 // LabEvidence is a lab run (run.py's or servelab measure's file): the
@@ -107,20 +112,20 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	if err := w.Validate(); err != nil {
 		return Evidence{}, fmt.Errorf("%s: config: %w", source, err)
 	}
-	names, vals := labFigures(m.Summary, m.Gaps, w)
+	names, vals, noise := labFigures(m.Summary, m.Gaps, w)
 	if len(vals) == 0 {
-		return Evidence{}, fmt.Errorf("%s: no quiet ITL, long TTFT or worst gap to calibrate against", source)
+		return Evidence{}, fmt.Errorf("%s: no gaps before the injection (the quiet window) to calibrate against", source)
 	}
-	noise := labNoise(names, vals, m)
 	ev := Evidence{Source: source, Names: names, Measured: vals, Noise: noise}
+	sw := shortLab(w, m.Summary)
 	ev.Predict = func(s StepModel) ([]float64, error) {
 		c := cfg
 		c.Step = s
-		out, err := RunLab(c, w)
+		out, err := RunLab(c, sw)
 		if err != nil {
 			return nil, err
 		}
-		pn, pv := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
+		pn, pv, _ := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
 		got := make([]float64, len(names))
 		for i, n := range names {
 			if j := slices.Index(pn, n); j >= 0 {
@@ -314,9 +319,12 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 			break
 		}
 		i := active[worst]
-		if math.IsInf(stderr[worst], 1) {
+		switch {
+		case math.IsInf(stderr[worst], 1):
 			why[i] = "no figure in these files depends on it"
-		} else {
+		case stderr[worst] > 10:
+			why[i] = "these files do not pin it"
+		default:
 			why[i] = fmt.Sprintf("these files pin it only to ±%.0f%%", 100*stderr[worst])
 		}
 		if p := partner(base, infos, active, worst, meas, noise, predict); p != "" {
@@ -445,7 +453,7 @@ func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []fl
 		}
 		return th
 	}
-	for restart := 0; restart < 3 && n > 0; restart++ {
+	for restart := 0; restart < 2 && n > 0; restart++ {
 		pts := [][]float64{slices.Clone(theta)}
 		for k := range n {
 			p := slices.Clone(theta)
@@ -554,16 +562,26 @@ func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []fl
 		return base, nil, err
 	}
 	A, _ := normal(J, r)
+	// A tiny ridge keeps A invertible when figures are fewer than constants:
+	// a combination the figures do not see gets a huge variance, and only
+	// the constants taking part in it inherit it.
+	top := 0.0
+	for k := range n {
+		top = math.Max(top, A[k][k])
+	}
+	for k := range n {
+		A[k][k] += 1e-9 * top
+	}
 	for k := range n {
 		stderr[k] = math.Inf(1)
-		if A[k][k] <= 1e-12 {
-			continue
+		if A[k][k] <= 1e-12*top || top == 0 {
+			continue // no figure depends on it
 		}
 		// The k-th diagonal of A^-1: the variance of theta_k with the others free.
 		e := make([]float64, n)
 		e[k] = 1
 		if x, ok := solve(A, e); ok && x[k] > 0 {
-			stderr[k] = math.Expm1(math.Sqrt(x[k]))
+			stderr[k] = math.Expm1(math.Min(math.Sqrt(x[k]), 700))
 		}
 	}
 	return fit, stderr, nil
@@ -714,4 +732,26 @@ func (c *Calibration) Profile(base *Profile, name, source string) (*Profile, err
 	fit.Points = nil
 	p.GPUs[gpu] = fit
 	return p, nil
+}
+
+// CalibrateMeasured is the page's one call: fit prof's calibrated constants
+// (prof.Calibrates) for cfg's model and GPU to a lab file m, within prof's
+// physics and cfg's policy, and return the fit and the calibrated profile
+// (named name; Apply it to see the overlay after).
+func CalibrateMeasured(cfg Config, prof *Profile, m *Measured, source, name string) (*Calibration, *Profile, error) {
+	step, err := prof.Apply(cfg.Step)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Step = step
+	ev, err := LabEvidence(cfg, m, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	cal, err := Calibrate(step, prof.Calibrates, []Evidence{ev})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := cal.Profile(prof, name, source)
+	return cal, p, err
 }

@@ -69,3 +69,39 @@ func TestCalibrateRecoversLabConstants(t *testing.T) {
 	}
 	t.Logf("not identified: %v", cal.NotIdentified)
 }
+
+// The page's one call: a lab file in, the calibrated profile out.
+func TestCalibrateMeasuredGivesAProfile(t *testing.T) {
+	truth, _ := DefaultStepModel()
+	truth.EffCompute, truth.EffMem, truth.Overhead = 0.5, 0.75, 0.002
+	truth, _ = truth.Prepare()
+	p, _ := NewPolicy("chunked", 2048)
+	w := LabWorkload{ShortConcurrency: 8, ShortInputLen: 128, ShortOutputLen: 64, LongInputLen: 24000,
+		LongOutputLen: 32, LongCount: 1, Duration: 4, InjectAfter: 1}
+	out, err := RunLab(Config{Step: truth, Policy: p}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultLabConfig()
+	c.LabWorkload = w
+	m := &Measured{Config: c, Summary: out.Summary, Gaps: GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+	lec, _ := BuiltinProfile("lecture")
+	base, _ := DefaultStepModel()
+	cal, prof, err := CalibrateMeasured(Config{Step: base, Policy: p}, lec, m, "chunked.json", "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := prof.Apply(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cal.Constants {
+		t.Logf("%s %.4g ±%.1f%% %s", f.Name, f.Value, 100*f.RelStdErr, f.Note)
+	}
+	if math.Abs(s.EffMem-0.75)/0.75 > 0.05 || math.Abs(s.Overhead-0.002)/0.002 > 0.1 || math.Abs(s.EffCompute-0.5)/0.5 > 0.05 {
+		t.Errorf("calibrated profile gives eff_compute %.4g, eff_mem %.4g, overhead %.4g", s.EffCompute, s.EffMem, s.Overhead)
+	}
+	if s.Profile != "mine" {
+		t.Errorf("profile name %q", s.Profile)
+	}
+}

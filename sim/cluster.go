@@ -142,6 +142,20 @@ type instance struct {
 	out    Outcome // the engine's own run, as Run would record it
 	trace  bool
 	onIter func(*Iteration)
+	// fast: the run keeps no trace and no token times, so the engine builds
+	// no items, advances runs of decode steps at once and settles its batch
+	// lazily; the decode side's results are read from the engine at the end.
+	fast bool
+}
+
+// decodeRun records a run of decode steps taken at once as step records each.
+func (in *instance) decodeRun(n int, durs, ends []float64, done int) {
+	for j, d := range durs {
+		in.run.Busy += d
+		in.events = append(in.events, event{end: ends[j], tokens: n})
+	}
+	in.events[len(in.events)-1].requests = done // only the last step finishes any
+	in.out.Steps += len(ends)
 }
 
 // advance runs every iteration that starts before t. An iteration cannot
@@ -149,27 +163,24 @@ type instance struct {
 // exactly as it did at t (the iteration in flight at t counts as not done).
 func (in *instance) advance(t float64) {
 	for in.e.Busy() && in.e.Now() < t {
-		if !in.step() {
+		if !in.step(t) {
 			return
 		}
 	}
 }
 
-// step runs one iteration and reports false when the engine cannot go on.
-func (in *instance) step() bool {
+// step runs one iteration, or a run of decode steps that start before
+// until, and reports false when the engine cannot go on.
+func (in *instance) step(until float64) bool {
+	if in.fast && in.e.decodeRun(until) > 0 {
+		return true
+	}
 	it, ok := in.e.Step()
 	if !ok {
 		return false
 	}
 	in.run.Busy += it.Duration
-	ev := event{end: it.End()}
-	for _, x := range it.Items {
-		ev.tokens += x.Tokens
-		if x.Done {
-			ev.requests++
-		}
-	}
-	in.events = append(in.events, ev)
+	in.events = append(in.events, event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
 	if in.onIter != nil {
 		in.onIter(it)
 	}
@@ -218,7 +229,7 @@ func dispatch(ins []*instance, router Router, order []int, at func(int) float64,
 		}
 	}
 	for _, in := range ins {
-		for in.step() {
+		for in.step(math.Inf(1)) {
 		}
 	}
 }
@@ -227,6 +238,20 @@ func dispatch(ins []*instance, router Router, order []int, at func(int) float64,
 // from its prefill instance; it reaches a decode instance at its first-token
 // time plus the KV transfer, and its later tokens come from there.
 func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
+	return runDisaggregated(c, reqs, nil)
+}
+
+// clusterScratch is scratch for a search's cluster runs: every instance's,
+// and the per-request arrays. A run with it returns results in it, valid
+// until the next such run.
+type clusterScratch struct {
+	res        []Result
+	placements []Placement
+	pre, dec   []scratch
+}
+
+// runDisaggregated is RunDisaggregated, reusing sc's memory when sc is not nil.
+func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOutcome, error) {
 	step, link, router, err := c.check(len(reqs))
 	if err != nil {
 		return nil, err
@@ -241,21 +266,51 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		maxTok = DefaultMaxPrefillTokens
 	}
 	n := len(reqs)
-	out := &ClusterOutcome{Placements: make([]Placement, n)}
-	res := make([]Result, n)
+	out := &ClusterOutcome{}
+	var res []Result
+	if sc != nil {
+		if cap(sc.res) < n {
+			sc.res, sc.placements = make([]Result, n), make([]Placement, n)
+		}
+		res, out.Placements = sc.res[:n], sc.placements[:n]
+	} else {
+		res, out.Placements = make([]Result, n), make([]Placement, n)
+	}
 	for i, r := range reqs {
-		res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
+		res[i] = Result{ID: r.ID, Arrival: r.Arrival - step.Physics.ReqLatency, Prompt: r.Prompt, Output: r.Output} // as Engine.Results
 		out.Placements[i] = Placement{Prefill: -1, Decode: -1}
 	}
 
-	newPhase := func(role string, count int, p Policy) ([]*instance, error) {
+	// newPhase makes count instances; items is about how many trace items
+	// and steps the phase will record (so the trace is not copied as it grows).
+	newPhase := func(role string, count int, p Policy, items, steps int, scs *[]scratch) ([]*instance, error) {
 		ins := make([]*instance, count)
+		if sc != nil && len(*scs) < count {
+			*scs = make([]scratch, count)
+		}
 		for k := range ins {
 			e, err := NewEngine(Config{Step: step, Policy: p, Limits: c.Limits})
 			if err != nil {
 				return nil, err
 			}
-			ins[k] = &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace}
+			in := &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace, fast: !c.Trace && !c.RecordTokens}
+			if in.fast {
+				e.noItems = true
+				e.allowLazy()
+				e.runHook = in.decodeRun
+			}
+			if sc != nil {
+				// Room for twice an even share; a busier instance grows its own.
+				e.useScratch(&(*scs)[k], min(n, 2*(n/count)+256))
+			} else {
+				e.reserve(n/count + 16)
+			}
+			if c.Trace {
+				in.out.items = make([]Item, 0, min(items/count+64, MaxRequests))
+				in.out.Iterations = make([]Iteration, 0, min(steps/count+64, MaxRequests))
+				in.out.counts = make([]int, 0, cap(in.out.Iterations))
+			}
+			ins[k] = in
 		}
 		return ins, nil
 	}
@@ -266,7 +321,7 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	}
 
 	// Prefill side.
-	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok})
+	pre, err := newPhase("prefill", c.Prefill, PrefillOnlyPolicy{MaxTokens: maxTok}, n, n, scratchOf(sc, true))
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +368,12 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 	}
 
 	// Decode side: arrivals are KV arrivals.
-	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{})
+	// A decode step carries every sequence there: a few per step at the least.
+	decodeTokens := 0
+	for _, r := range reqs {
+		decodeTokens += min(r.Output, MaxTokens) - 1
+	}
+	dec, err := newPhase("decode", c.Decode, DecodeOnlyPolicy{}, decodeTokens, decodeTokens/8, scratchOf(sc, false))
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +397,9 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		}
 	}
 	for _, in := range dec {
-		in.onIter = onIter
+		if !in.fast {
+			in.onIter = onIter
+		}
 	}
 	kvArrive := func(i int) float64 { return out.Placements[i].KVArrive }
 	byTime(order, kvArrive)
@@ -351,6 +413,14 @@ func RunDisaggregated(c Cluster, reqs []Request) (*ClusterOutcome, error) {
 		in.out.finish(in.e)
 		for j, dr := range in.out.Results {
 			r := &res[in.subs[j]]
+			if s := in.e.all[j]; in.fast && s.here != 0 {
+				// What onIter would have summed token by token: the first gap
+				// from the prefill instance's token (the engine measures its
+				// own from the KV's arrival, a smaller gap), then the engine's.
+				r.MaxITL = math.Max(math.Max(r.MaxITL, s.here-r.Finish), s.maxITL)
+				r.Finish = s.last
+				r.Generated += s.generated - 1 // the engine counts the first token too
+			}
 			r.Done = dr.Done
 			r.Preemptions += dr.Preemptions
 			if dr.Rejected != "" {
@@ -404,6 +474,17 @@ func (c Cluster) check(requests int) (StepModel, float64, Router, error) {
 	return step, link, router, nil
 }
 
+// scratchOf is the instances' scratch of one phase (nil without sc).
+func scratchOf(sc *clusterScratch, prefill bool) *[]scratch {
+	switch {
+	case sc == nil:
+		return nil
+	case prefill:
+		return &sc.pre
+	}
+	return &sc.dec
+}
+
 // Workload builds the requests of one experiment at an arrival rate (req/s).
 type Workload func(rate float64) ([]Request, error)
 
@@ -411,12 +492,13 @@ type Workload func(rate float64) ([]Request, error)
 // whose SLO attainment over RunDisaggregated reaches target (see Goodput),
 // searched up to hi req/s, and that rate divided by the cluster's GPUs.
 func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
+	var sc clusterScratch // each run's results are read before the next
 	total, saturated, err = Goodput(func(rate float64) (float64, error) {
 		reqs, err := wl(rate)
 		if err != nil {
 			return 0, err
 		}
-		o, err := RunDisaggregated(c, reqs)
+		o, err := runDisaggregated(c, reqs, &sc)
 		if err != nil {
 			return 0, err
 		}

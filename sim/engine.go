@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -25,6 +26,8 @@ type Seq struct {
 	preempted int
 	rejected  string
 	times     []float64
+	here      float64 // time of the first token this engine emitted for it (0: none yet)
+	from, due int     // lazy mode: the decode step it is settled up to, and the one it finishes at
 }
 
 // Remaining is the prefill tokens still to process before the next token.
@@ -55,6 +58,9 @@ type Config struct {
 	Limits       Limits
 	RecordTokens bool // keep every token's time per request (for ITL series)
 	Trace        bool // keep every iteration with its items (for the timeline)
+	// CountGaps counts every inter-token gap by value (Outcome.Gaps): exact
+	// ITL percentiles in a few bytes per step rather than 8 per token.
+	CountGaps bool
 }
 
 // Item is one sequence's share of an iteration.
@@ -102,8 +108,32 @@ type Engine struct {
 	plan    Plan
 	it      Iteration
 	maxCtx  int
-	noItems bool  // a whole run without a trace reads no items: skip building them
-	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests
+	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
+	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
+	gaps    []GapCount
+	// Scratch of decodeRun: each step's duration and end.
+	durs, ends []float64
+	// runHook, when set, sees every decodeRun: the batch size, each step's
+	// duration and end, and how many the last one finished (a cluster's
+	// router counts the work and time with it).
+	runHook func(n int, durs, ends []float64, done int)
+	lz      lazyState
+	done    int      // sequences the last step finished
+	expect  int      // requests a whole-run driver will submit (reserve)
+	sc      *scratch // memory left by the previous run of a search
+}
+
+// reserve sizes the engine's lists for n requests, so that a whole run
+// allocates each once. Every request enters pending, waiting and running at
+// most once but for preemptions, and leaves them from the front (a
+// reslice), so n slots last the run.
+func (e *Engine) reserve(n int) {
+	n = min(n, MaxRequests)
+	e.expect = min(n, 1<<14)
+	e.all = slices.Grow(e.all, n)
+	e.pending = slices.Grow(e.pending, n)
+	e.waiting = slices.Grow(e.waiting, n)
+	e.running = slices.Grow(e.running, n)
 }
 
 // NewEngine checks the configuration and returns an idle engine at time 0.
@@ -180,7 +210,7 @@ func (e *Engine) Submit(r Request) error {
 		r.Arrival = e.now
 	}
 	if len(e.slab) == cap(e.slab) {
-		e.slab = make([]Seq, 0, 256)
+		e.slab = make([]Seq, 0, max(256, e.expect))
 	}
 	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
@@ -194,6 +224,10 @@ func (e *Engine) Submit(r Request) error {
 		return fmt.Errorf("request %d rejected: %s", r.ID, reason)
 	}
 	// Keep pending sorted; workloads arrive in order, so this is an append.
+	if n := len(e.pending); n == 0 || e.pending[n-1].Req.Arrival <= r.Arrival {
+		e.pending = append(e.pending, s)
+		return nil
+	}
 	i := sort.Search(len(e.pending), func(i int) bool { return e.pending[i].Req.Arrival > r.Arrival })
 	e.pending = append(e.pending, nil)
 	copy(e.pending[i+1:], e.pending[i:])
@@ -284,7 +318,9 @@ func (e *Engine) arrive() {
 	for n < len(e.pending) && e.pending[n].Req.Arrival <= e.now {
 		s := e.pending[n]
 		if e.role == DecodeOnly { // its KV was built elsewhere; the first token is out
-			s.prefilled, s.need = s.Req.Prompt, s.Req.Prompt
+			// (prefilled stays 0 until it is admitted below: a sequence in
+			// waiting with its prefill done would be taken for one ready to run)
+			s.need = s.Req.Prompt
 			s.generated, s.first, s.last = 1, s.Req.Arrival, s.Req.Arrival
 		}
 		e.waiting = append(e.waiting, s)
@@ -299,9 +335,17 @@ func (e *Engine) arrive() {
 			s := e.waiting[k]
 			s.kv, s.prefilled = s.need, s.need
 			e.runKV += s.kv
-			e.running = append(e.running, s)
+			e.join(s)
 		}
 		e.waiting = e.waiting[k:]
+	}
+}
+
+// join adds s to the running batch.
+func (e *Engine) join(s *Seq) {
+	e.running = append(e.running, s)
+	if e.lz.on {
+		e.lazyJoin(s)
 	}
 }
 
@@ -312,8 +356,12 @@ func (e *Engine) makeDecodeRoom() {
 	if l.KVBlocks == 0 || !l.Preempt {
 		return
 	}
+	bs := l.BlockSize
 	for i := 0; i < len(e.running); i++ {
 		s := e.running[i]
+		if s.kv < s.blocks*bs {
+			continue // its last block has room for the next token
+		}
 		want := e.blocksFor(s.kv + 1)
 		for want > s.blocks && e.freeKV < want-s.blocks && len(e.running) > i+1 {
 			e.preempt(e.running[len(e.running)-1])
@@ -382,6 +430,15 @@ func (e *Engine) Step() (*Iteration, bool) {
 		e.cfg.Policy.Plan(&e.queue, &e.plan)
 		e.plan.Decodes = max(0, min(e.plan.Decodes, len(e.running)))
 		if e.plan.Decodes+len(e.plan.Chunks) > 0 {
+			if e.lz.ok {
+				// Lazy mode holds while each step decodes all or none of the batch.
+				whole := e.plan.Decodes == len(e.running) || e.plan.Decodes == 0
+				if e.lz.on && !whole {
+					e.lazyLeave()
+				} else if !e.lz.on && whole {
+					e.lazyEnter()
+				}
+			}
 			break
 		}
 		// Nothing could be scheduled and nothing runs. Partly prefilled
@@ -413,8 +470,8 @@ func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items = it.Items[:0]
 	decodes := e.running[:e.plan.Decodes]
-	var w Work
-	if len(decodes) == len(e.running) {
+	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
+	if len(decodes) == len(e.running) && w.Window == 0 {
 		n, kv := float64(len(decodes)), float64(e.runKV)
 		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n, Seqs: n, Sampled: n} // what AddDecode would sum
 	} else {
@@ -429,50 +486,61 @@ func (e *Engine) execute() *Iteration {
 		prefillTokens += c.Tokens
 	}
 	cost := e.cfg.Step.Price(w)
-	it.Index, it.Start, it.Duration, it.Cost = e.iters, e.now, cost.Seconds, cost
+	it.Index, it.Start, it.Duration = e.iters, e.now, cost.Seconds
 	it.Decodes, it.Prefill = len(decodes), prefillTokens
-	switch {
-	case prefillTokens == 0:
-		it.Kind = "decode"
-	case len(decodes) == 0:
-		it.Kind = "prefill"
-	default:
-		it.Kind = "mixed"
+	if !e.noItems { // (a whole run without a trace reads only the step's time and counts)
+		it.Cost = cost
+		switch {
+		case prefillTokens == 0:
+			it.Kind = "decode"
+		case len(decodes) == 0:
+			it.Kind = "prefill"
+		default:
+			it.Kind = "mixed"
+		}
 	}
 	e.iters++
 	e.now += cost.Seconds
 	end := e.now
 
-	finished := false
-	for _, s := range decodes {
-		s.kv++
-		done := e.emit(s, end)
-		finished = finished || done
-		if !e.noItems {
-			it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+	e.done = 0
+	if e.lz.on && len(decodes) > 0 {
+		e.done = e.lazyDecode(len(decodes), end) // the whole batch: nobody is touched but who finishes
+	} else {
+		for _, s := range decodes {
+			s.kv++
+			done := e.emit(s, end)
+			if done {
+				e.done++
+			}
+			if !e.noItems {
+				it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+			}
 		}
 	}
-	promoted := false
+	decodesDone := e.done
+	prefilled := 0 // chunks that completed their prefill: promoted, or done at the first token
 	for _, c := range e.plan.Chunks {
 		s := c.Seq
 		s.prefilled += c.Tokens
 		s.kv += c.Tokens
 		item := Item{ID: s.Req.ID, Tokens: c.Tokens, Prefill: true}
 		if s.prefilled == s.need {
+			prefilled++
 			item.Emit = true
 			item.Done = e.emit(s, end) || e.role == PrefillOnly
 			if item.Done {
 				s.done, s.finish = true, end
 				e.release(s)
-			} else {
-				promoted = true
+				e.done++
 			}
 		}
-		finished = finished || item.Done
-		it.Items = append(it.Items, item)
+		if !e.noItems {
+			it.Items = append(it.Items, item)
+		}
 	}
-	if finished || promoted {
-		e.compact()
+	if decodesDone > 0 || prefilled > 0 {
+		e.compactAfter(decodesDone, prefilled)
 	}
 	return it
 }
@@ -480,11 +548,18 @@ func (e *Engine) execute() *Iteration {
 // emit gives s its next token at time t and reports whether it is finished.
 func (e *Engine) emit(s *Seq, t float64) bool {
 	if s.generated > 0 {
-		if gap := t - s.last; gap > s.maxITL {
+		gap := t - s.last
+		if gap > s.maxITL {
 			s.maxITL = gap
+		}
+		if e.cfg.CountGaps && (s.generated > 1 || e.role != DecodeOnly) {
+			e.countGap(gap, 1) // (a decode instance's first token came from elsewhere: no recorded time)
 		}
 	} else {
 		s.first = t
+	}
+	if s.here == 0 {
+		s.here = t
 	}
 	s.generated++
 	s.last = t
@@ -495,11 +570,20 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 }
 
 // compact drops finished sequences from running and moves completed
-// prefills from waiting to running, keeping both orders. It writes a
-// pointer only where one moves: finishers are usually the oldest, at the
-// front, and dropping those is a reslice. (Pointer writes are what the
-// garbage collector taxes.)
+// prefills from waiting to running, keeping both orders.
 func (e *Engine) compact() {
+	e.dropFinished(-1)
+	e.waiting = e.promote(e.waiting)
+}
+
+// dropFinished drops finished sequences from running, keeping its order. It
+// writes a pointer only where one moves: finishers are usually the oldest,
+// at the front, and dropping those is a reslice. (Pointer writes are what
+// the garbage collector taxes.)
+//
+// n is how many finished, when the caller knows (else -1): the walk stops
+// at the last of them.
+func (e *Engine) dropFinished(n int) {
 	finished := func(s *Seq) bool {
 		if s.generated < s.Req.Output {
 			return false
@@ -509,12 +593,17 @@ func (e *Engine) compact() {
 		e.release(s)
 		return true
 	}
-	for len(e.running) > 0 && finished(e.running[0]) {
+	for n != 0 && len(e.running) > 0 && finished(e.running[0]) {
 		e.running = e.running[1:]
+		n--
+	}
+	if n == 0 {
+		return
 	}
 	k := 0
 	for j, s := range e.running {
-		if finished(s) {
+		if n != 0 && finished(s) {
+			n--
 			continue
 		}
 		if k != j {
@@ -523,18 +612,47 @@ func (e *Engine) compact() {
 		k++
 	}
 	e.running = e.running[:k]
-	k = 0
-	for j, s := range e.waiting {
+}
+
+// compactAfter is compact after a step in which decodes decodes finished
+// and n chunks completed their prefill. Only those can have to move. The shipped policies take their chunks from the head of the queue,
+// so that is a reslice rather than a walk of a queue that can be thousands
+// long when it overflows.
+func (e *Engine) compactAfter(decodes, n int) {
+	if !e.shippedPolicy() {
+		e.compact() // other policies may prefill anywhere in the queue
+		return
+	}
+	if decodes > 0 {
+		e.dropFinished(decodes)
+	}
+	w := e.waiting
+	i := 0
+	for i < len(w) && i < n && w[i].prefilled >= w[i].need {
+		i++
+	}
+	e.promote(w[:i])
+	e.waiting = w[i:]
+	if i < n {
+		e.waiting = e.promote(e.waiting) // one further back: walk the queue
+	}
+}
+
+// promote moves the completed prefills of list to running, in order, drops
+// those finished, and returns the rest, in order, in list's array.
+func (e *Engine) promote(list []*Seq) []*Seq {
+	k := 0
+	for j, s := range list {
 		switch {
 		case s.prefilled < s.need:
 			if k != j {
-				e.waiting[k] = s
+				list[k] = s
 			}
 			k++
 		case !s.done:
-			e.running = append(e.running, s)
 			e.runKV += s.kv
+			e.join(s)
 		}
 	}
-	e.waiting = e.waiting[:k]
+	return list[:k]
 }

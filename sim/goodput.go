@@ -43,12 +43,13 @@ func Goodput(attain func(rate float64) (float64, error), target, hi float64) (ra
 // InstanceGoodput is the goodput of one engine configured by cfg on the
 // workload wl: the highest rate up to hi whose attainment of slo reaches target.
 func InstanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64) (rate float64, saturated bool, err error) {
+	var sc scratch // each run's results are read before the next
 	return Goodput(func(rate float64) (float64, error) {
 		reqs, err := wl(rate)
 		if err != nil {
 			return 0, err
 		}
-		out, err := Run(cfg, reqs)
+		out, err := run(cfg, reqs, &sc)
 		if err != nil {
 			return 0, err
 		}

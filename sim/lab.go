@@ -72,7 +72,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 		long  bool
 		sent  float64
 	}
-	streams := map[int]*stream{} // by request ID
+	var streams []stream // by request ID, which counts up from 0
 	nextID := 0
 	submit := func(at float64, long bool) {
 		r := Request{ID: nextID, Arrival: at, Prompt: w.ShortInputLen, Output: w.ShortOutputLen}
@@ -80,7 +80,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 			r.Prompt, r.Output = w.LongInputLen, w.LongOutputLen
 		}
 		nextID++
-		streams[r.ID] = &stream{first: true, long: long, sent: at}
+		streams = append(streams, stream{first: true, long: long, sent: at})
 		_ = e.Submit(r) // a rejection shows up in the results
 	}
 	for range w.ShortConcurrency {
@@ -91,6 +91,16 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 	}
 	run := LabRun{ShortConcurrency: w.ShortConcurrency, LongInputLen: w.LongInputLen, Inject: w.InjectAfter}
 	out := &Outcome{}
+	// Size the trace and the arrivals for the steps the run will about take
+	// (a decode step of every stream lasts at least this long), so they are
+	// not copied as they grow.
+	steps := min(int(w.Duration/e.cfg.Step.Decode(w.ShortConcurrency, w.ShortConcurrency*w.ShortInputLen).Seconds)+64, e.cfg.Limits.MaxIterations)
+	run.Arrivals = make([]Arrival, 0, steps*w.ShortConcurrency)
+	if cfg.Trace {
+		out.Iterations = make([]Iteration, 0, steps)
+		out.items = make([]Item, 0, steps*(w.ShortConcurrency+1))
+		out.counts = make([]int, 0, steps)
+	}
 	for {
 		it, ok := e.Step()
 		if !ok {
@@ -98,11 +108,12 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 		}
 		out.record(it, cfg.Trace)
 		end := it.End()
+		from := len(run.Arrivals)
 		for _, item := range it.Items {
 			if !item.Emit {
 				continue
 			}
-			s := streams[item.ID]
+			s := &streams[item.ID]
 			if !s.first && !s.long {
 				run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
 			}
@@ -113,6 +124,9 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 				submit(end, false)
 			}
 		}
+		// In (time, gap) order, as the analysis sorts them: one step's
+		// arrivals share the time and mostly the gap, so this is a check.
+		sortGaps(run.Arrivals[from:])
 	}
 	out.finish(e)
 	wallEnd := 0.0
@@ -137,4 +151,14 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 	}
 	run.Wall = wallEnd
 	return &LabOutcome{Run: run, Summary: SummariseLab(run), Outcome: out}, nil
+}
+
+// sortGaps orders one step's arrivals (all at one time) by gap: insertion
+// sort, as they come nearly in order.
+func sortGaps(a []Arrival) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].Gap < a[j-1].Gap; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
 }

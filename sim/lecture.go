@@ -18,12 +18,15 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 }
 
 // run simulates the lecture's workload at rate under policy p.
-func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
+func (l Lecture) run(p Policy, rate float64) ([]Result, error) { return l.runOn(p, rate, nil) }
+
+// runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
+func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
 	reqs, err := l.workload(rate)
 	if err != nil {
 		return nil, err
 	}
-	o, err := Run(Config{Step: l.Step, Policy: p}, reqs)
+	o, err := run(Config{Step: l.Step, Policy: p}, reqs, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -65,16 +68,17 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	col, err := l.run(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate)
+	var sc scratch // each run's figures are taken before the next
+	col, err := l.runOn(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
 	if err != nil {
 		return row, err
 	}
-	pre, _ := l.run(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate)
-	dec, _ := l.run(DecodeOnlyPolicy{}, rate)
-	row.ColocatedTTFT90 = Percentile(Values(col, TTFT), 90)
-	row.ColocatedTPOT90 = Percentile(Values(col, TPOT), 90)
-	row.PrefillTTFT90 = Percentile(Values(pre, TTFT), 90)
-	row.DecodeTPOT90 = Percentile(Values(dec, TPOT), 90)
+	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
+	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
+	pre, _ := l.runOn(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, rate, &sc)
+	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
+	dec, _ := l.runOn(DecodeOnlyPolicy{}, rate, &sc)
+	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
 
@@ -180,7 +184,122 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 		return Demo4Row{}, err
 	}
 	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
-	return Demo4Row{Policy: p.Name(), Budget: budget,
-		TTFTP50: Percentile(ttft, 50), TTFTP90: Percentile(ttft, 90),
-		TPOTP50: Percentile(tpot, 50), TPOTP90: Percentile(tpot, 90)}, nil
+	t50, t90, _ := percentiles3(ttft)
+	p50, p90, _ := percentiles3(tpot)
+	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
+}
+
+// Demos are the settings of the lecture's demos that are not the workload:
+// demo 1's decode batch and its prompts, demo 2's rates, demo 3's SLO and
+// attainment, demo 4's rate and budgets (0 is prefill-first).
+type Demos struct {
+	Batch, Context int
+	Prompts        []int
+	Rates          []float64
+	SLO            SLO
+	Attainment     float64
+	Rate4          float64
+	Budgets        []int
+}
+
+// LectureDemos are the lecture's own settings, with the demo-3 SLO given.
+func LectureDemos(slo SLO) Demos {
+	return Demos{Batch: 32, Context: 700, Prompts: []int{128, 512, 1024, 2048},
+		Rates: []float64{5, 10, 20, 30, 40, 50, 60}, SLO: slo, Attainment: 0.9,
+		Rate4: 40, Budgets: []int{0, 256, 512, 1024, 2048}}
+}
+
+// Interference is everything the four demos compute: what `servelab demo
+// interference --json` prints and what the page's chapters show.
+type Interference struct {
+	Model  string     `json:"model"`
+	GPU    string     `json:"gpu"`
+	Demo1  []Demo1Row `json:"demo1_in_step"`
+	Demo2  []Demo2Row `json:"demo2_latency_vs_rate"`
+	Demo3  Demo3      `json:"demo3_goodput"`
+	Demo4  []Demo4Row `json:"demo4_chunked"`
+	Config DemoConfig `json:"config"`
+}
+
+// Demo3 is demo 3's goodput per GPU: the single instances, the splits by
+// the lecture's arithmetic, and the splits fully simulated.
+type Demo3 struct {
+	SLO        SLO     `json:"slo"`
+	Colocated  float64 `json:"colocated"`
+	Prefill    float64 `json:"prefill_only"`
+	Decode     float64 `json:"decode_only"`
+	Splits     []Split `json:"splits"`
+	Best       Split   `json:"best"`
+	Advantage  float64 `json:"best_over_colocated"`
+	Attainment float64 `json:"attainment"`
+	// Full simulations of splits (router, KV transfer over the GPU's link).
+	Simulated []Split `json:"simulated"`
+}
+
+// DemoConfig is the workload the demos ran.
+type DemoConfig struct {
+	Requests int     `json:"requests"`
+	Prompt   int     `json:"prompt"`
+	Output   int     `json:"output"`
+	Seed     uint64  `json:"seed"`
+	Rate4    float64 `json:"demo4_rate"`
+}
+
+// LectureJob is one independent run of the demos: the jobs of a phase may
+// run in any order or in parallel (each writes its own slot); Demo says
+// which demo it fills, so a page can run only the one it shows.
+type LectureJob struct {
+	Demo int
+	Run  func() error
+}
+
+// Interference returns the demos' result with demo 1 filled in and the jobs
+// that fill demos 2, 3 (its single instances) and 4. After they ran,
+// Demo3Splits does demo 3's arithmetic and returns its last jobs.
+func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
+	res := &Interference{Model: l.Step.Model.Name, GPU: l.Step.GPU.Name,
+		Demo1:  l.Demo1(d.Batch, d.Context, d.Prompts),
+		Demo2:  make([]Demo2Row, len(d.Rates)),
+		Demo4:  make([]Demo4Row, len(d.Budgets)),
+		Config: DemoConfig{Requests: l.N, Prompt: l.Prompt, Output: l.Output, Seed: l.Seed, Rate4: d.Rate4}}
+	res.Demo3.SLO, res.Demo3.Attainment = d.SLO, d.Attainment
+	var jobs []LectureJob
+	for _, k := range []struct {
+		kind string
+		dst  *float64
+	}{{"colocated", &res.Demo3.Colocated}, {"prefill-only", &res.Demo3.Prefill}, {"decode-only", &res.Demo3.Decode}} {
+		jobs = append(jobs, LectureJob{3, func() (err error) { *k.dst, err = l.Demo3Goodput(k.kind, d.SLO, d.Attainment); return }})
+	}
+	for i, r := range d.Rates {
+		jobs = append(jobs, LectureJob{2, func() (err error) { res.Demo2[i], err = l.Demo2Rate(r); return }})
+	}
+	for i, b := range d.Budgets {
+		jobs = append(jobs, LectureJob{4, func() (err error) { res.Demo4[i], err = l.Demo4Row(d.Rate4, b); return }})
+	}
+	return res, jobs
+}
+
+// Demo3Splits fills demo 3's splits by the arithmetic (1P+1D, 2P+1D, the
+// best with up to 8 of each) from the single instances' goodput, and
+// returns the jobs that simulate DistServe's 2P+1D and the best split in full.
+func (l Lecture) Demo3Splits(res *Interference) []LectureJob {
+	d := &res.Demo3
+	d.Best = BestSplitArithmetic(d.Prefill, d.Decode, 8)
+	d.Splits = []Split{SplitArithmetic(1, 1, d.Prefill, d.Decode), SplitArithmetic(2, 1, d.Prefill, d.Decode), d.Best}
+	if d.Colocated > 0 {
+		d.Advantage = d.Best.PerGPU / d.Colocated
+	}
+	splits := []Split{d.Splits[1]}
+	if d.Best.Prefill != 2 || d.Best.Decode != 1 {
+		splits = append(splits, d.Best)
+	}
+	d.Simulated = make([]Split, len(splits))
+	jobs := make([]LectureJob, len(splits))
+	for i, s := range splits {
+		jobs[i] = LectureJob{3, func() (err error) {
+			d.Simulated[i], err = l.SimulatedSplit(s.Prefill, s.Decode, d.SLO, d.Attainment, s.Total)
+			return
+		}}
+	}
+	return jobs
 }

@@ -298,6 +298,9 @@ func (s *LabSummary) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(e, &out.Error); err != nil {
 			return fmt.Errorf("summary.error: want a string, got %s", clip(e))
 		}
+	}
+	// An empty error is no error summary: the full set of keys is required.
+	if out.Error != "" {
 		if l, ok := raw["label"]; ok {
 			if err := json.Unmarshal(l, &out.Label); err != nil {
 				return fmt.Errorf("summary.label: want a string, got %s", clip(l))
@@ -358,6 +361,14 @@ func clip(b []byte) string {
 // MaxMeasuredBytes bounds what ReadMeasured and ReadVLLMBench accept.
 const MaxMeasuredBytes = 256 << 20
 
+// MaxMeasuredSeconds bounds any one time in a measured file (a gap, a TTFT,
+// a run's duration): 11.6 days, beyond any benchmark, and small enough that
+// sums and means of them stay finite (1e308 made TPOT +Inf).
+const MaxMeasuredSeconds = 1e6
+
+// utf8BOM starts files some Windows editors save; encoding/json refuses it.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // ReadMeasured reads a measured-JSON file written by run.py or servelab.
 // "summary" is required; "config" and "gaps" are checked when present.
 // Errors name the bad field. Python's NaN and Infinity literals are
@@ -370,6 +381,7 @@ func ReadMeasured(r io.Reader) (*Measured, error) {
 	if len(data) > MaxMeasuredBytes {
 		return nil, fmt.Errorf("measured JSON larger than %d bytes", MaxMeasuredBytes)
 	}
+	data = bytes.TrimPrefix(data, utf8BOM) // as ReadTrace does
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
@@ -469,8 +481,8 @@ func (m *Measured) check() error {
 		}
 	}
 	for i, g := range m.Gaps {
-		if g.Gap < 0 {
-			return fmt.Errorf("gaps[%d].gap: must not be negative, got %g", i, g.Gap)
+		if g.Gap < 0 || g.Gap > MaxMeasuredSeconds {
+			return fmt.Errorf("gaps[%d].gap: must be a number of seconds in [0, %g], got %g", i, MaxMeasuredSeconds, g.Gap)
 		}
 	}
 	return nil
@@ -561,6 +573,7 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 	if len(data) > MaxMeasuredBytes {
 		return nil, fmt.Errorf("vLLM result larger than %d bytes", MaxMeasuredBytes)
 	}
+	data = bytes.TrimPrefix(data, utf8BOM)
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		if err == nil {
@@ -599,15 +612,18 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 	}
 	for i, xs := range b.ITLs {
 		for j, x := range xs {
-			if !(x >= 0) {
-				return nil, fmt.Errorf("itls[%d][%d]: must be a non-negative number of seconds, got %g", i, j, x)
+			if !(x >= 0 && x <= MaxMeasuredSeconds) {
+				return nil, fmt.Errorf("itls[%d][%d]: must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, x)
 			}
 		}
 	}
 	for i, x := range b.TTFTs {
-		if !(x >= 0) {
-			return nil, fmt.Errorf("ttfts[%d]: must be a non-negative number of seconds, got %g", i, x)
+		if !(x >= 0 && x <= MaxMeasuredSeconds) {
+			return nil, fmt.Errorf("ttfts[%d]: must be a number of seconds in [0, %g], got %g", i, MaxMeasuredSeconds, x)
 		}
+	}
+	if !(b.Duration >= 0 && b.Duration <= MaxMeasuredSeconds) {
+		return nil, fmt.Errorf("duration: must be a number of seconds in [0, %g], got %g", MaxMeasuredSeconds, b.Duration)
 	}
 	return b, nil
 }

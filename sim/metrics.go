@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -13,9 +15,42 @@ func Percentile(xs []float64, p float64) float64 {
 		return 0
 	}
 	if !sort.Float64sAreSorted(xs) {
-		sort.Float64s(xs)
+		sortFloats(xs)
 	}
 	return xs[rank(len(xs), p)]
+}
+
+// sortFloats sorts as sort.Float64s does. A run's gaps are hundreds of
+// thousands of floats in long stretches of one value (every sequence in a
+// step has the same gap): then it sorts the stretches, not the floats.
+func sortFloats(xs []float64) {
+	runs := 1
+	for i := 1; i < len(xs); i++ {
+		if xs[i] != xs[i-1] {
+			runs++
+		}
+	}
+	if len(xs) < 64 || runs > len(xs)/4 {
+		sort.Float64s(xs)
+		return
+	}
+	rs := make([]GapCount, 0, runs)
+	for i, x := range xs {
+		if n := len(rs); i > 0 && x == xs[i-1] {
+			rs[n-1].N++
+		} else {
+			rs = append(rs, GapCount{Gap: x, N: 1})
+		}
+	}
+	// cmp.Compare orders NaNs first, as sort.Float64s does.
+	slices.SortFunc(rs, func(a, b GapCount) int { return cmp.Compare(a.Gap, b.Gap) })
+	at := 0
+	for _, r := range rs {
+		for range r.N {
+			xs[at] = r.Gap
+			at++
+		}
+	}
 }
 
 func rank(n int, p float64) int {
@@ -69,15 +104,20 @@ type Summary struct {
 }
 
 // Summarize computes the latency table of a run.
-func Summarize(rs []Result) Summary {
+func Summarize(rs []Result) Summary { return summarize(rs, true) }
+
+// summarize is Summarize, with the ITL figures from the token times only when withITL.
+func summarize(rs []Result, withITL bool) Summary {
 	s := Summary{Counts: Count(rs)}
 	ttft, tpot, e2e := Values(rs, TTFT), Values(rs, TPOT), Values(rs, E2E)
-	s.TTFTP50, s.TTFTP90, s.TTFTP99 = Percentile(ttft, 50), Percentile(ttft, 90), Percentile(ttft, 99)
-	s.TPOTP50, s.TPOTP90, s.TPOTP99 = Percentile(tpot, 50), Percentile(tpot, 90), Percentile(tpot, 99)
-	s.E2EP50, s.E2EP90, s.E2EP99 = Percentile(e2e, 50), Percentile(e2e, 90), Percentile(e2e, 99)
-	if itl := ITLs(rs); len(itl) > 0 {
-		s.ITLP50, s.ITLP90, s.ITLP99 = Percentile(itl, 50), Percentile(itl, 90), Percentile(itl, 99)
-		s.ITLMax = itl[len(itl)-1]
+	s.TTFTP50, s.TTFTP90, s.TTFTP99 = percentiles3(ttft)
+	s.TPOTP50, s.TPOTP90, s.TPOTP99 = percentiles3(tpot)
+	s.E2EP50, s.E2EP90, s.E2EP99 = percentiles3(e2e)
+	if withITL {
+		if itl := ITLs(rs); len(itl) > 0 {
+			s.ITLP50, s.ITLP90, s.ITLP99 = Percentile(itl, 50), Percentile(itl, 90), Percentile(itl, 99)
+			s.ITLMax = itl[len(itl)-1]
+		}
 	}
 	first, last, tokens := math.Inf(1), 0.0, 0
 	for i := range rs {
@@ -92,6 +132,77 @@ func Summarize(rs []Result) Summary {
 		s.Throughput = float64(tokens) / s.Span
 	}
 	return s
+}
+
+// percentile is Percentile(xs, p) found by selection; it reorders xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	for _, x := range xs {
+		if x != x {
+			return Percentile(xs, p)
+		}
+	}
+	return selectRank(xs, 0, rank(len(xs), p))
+}
+
+// percentiles3 is Percentile's P50, P90 and P99 of xs, found by selection
+// (linear time, where sorting is not) unless xs holds a NaN, whose place in
+// the order only sorting defines. It reorders xs.
+func percentiles3(xs []float64) (p50, p90, p99 float64) {
+	for _, x := range xs {
+		if x != x {
+			return Percentile(xs, 50), Percentile(xs, 90), Percentile(xs, 99)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	k50, k90, k99 := rank(len(xs), 50), rank(len(xs), 90), rank(len(xs), 99)
+	p50 = selectRank(xs, 0, k50)
+	p90 = selectRank(xs, k50, k90)
+	p99 = selectRank(xs, k90, k99)
+	return p50, p90, p99
+}
+
+// selectRank puts the k-th smallest of xs[lo:] at xs[k], with no larger one
+// before it and no smaller one after (Hoare's quickselect), and returns it.
+// Everything in xs[:lo] must be no larger than anything in xs[lo:].
+// Should the pivots keep failing it sorts what is left, so it is never
+// worse than sorting.
+func selectRank(xs []float64, lo, k int) float64 {
+	hi := len(xs) - 1
+	for rounds := 0; lo < hi; rounds++ {
+		if rounds == 64 {
+			slices.Sort(xs[lo : hi+1])
+			return xs[k]
+		}
+		pivot := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 // SLO is a latency objective; a zero field is not checked.

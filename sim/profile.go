@@ -5,6 +5,13 @@ package sim
 // (sim/profiles/*.json), a user's file is parsed with ParseProfile. Every
 // constant carries where its value came from, so the page and the CLI can
 // show it beside the value.
+//
+// For a page: ProfileNames and BuiltinProfile (or ParseProfile on an
+// upload) list and load profiles; Resolve(gpu) gives each constant with its
+// value, unit, meaning and source, GPUNote whether the GPU was fitted;
+// Apply / ApplyConfig set a profile on a step model or engine config;
+// StepConstants reads the constants back off a step model. Calibration
+// from an uploaded file is CalibrateMeasured (see calibrate.go).
 
 import (
 	"bytes"
@@ -79,6 +86,8 @@ var constantInfos = []ConstantInfo{
 		func(s *StepModel) float64 { return s.Physics.SeqCost }, func(s *StepModel, v float64) { s.Physics.SeqCost = v }},
 	{"req_cost", "s", "CPU time per prompt starting its prefill (tokenising, admission)", 0, 1,
 		func(s *StepModel) float64 { return s.Physics.ReqCost }, func(s *StepModel, v float64) { s.Physics.ReqCost = v }},
+	{"req_latency", "s", "time a request spends outside the engine (HTTP, tokenising, detokenising): adds to TTFT and E2E, occupies no iteration", 0, 10,
+		func(s *StepModel) float64 { return s.Physics.ReqLatency }, func(s *StepModel, v float64) { s.Physics.ReqLatency = v }},
 	{"allreduce_eff", "", "fraction of the link bandwidth an all-reduce reaches (TP > 1)", 0.01, 1,
 		func(s *StepModel) float64 { return s.AllReduceEff }, func(s *StepModel, v float64) { s.AllReduceEff = v }},
 	{"collective_latency", "s", "fixed time per all-reduce, two per layer (TP > 1)", 0, 0.1,
@@ -241,7 +250,7 @@ func (p *Profile) Apply(s StepModel) (StepModel, error) {
 	out := StepModel{Model: s.Model, GPU: s.GPU, DtypeBytes: s.DtypeBytes, TP: s.TP,
 		Physics: p.Physics, Profile: p.Name, Overhead: DefaultOverhead}
 	// Physics' constants come from Constants only.
-	out.Physics.RooflineP, out.Physics.EffKV, out.Physics.CollectiveLatency, out.Physics.SeqCost, out.Physics.ReqCost = 0, 0, 0, 0, 0
+	out.Physics.RooflineP, out.Physics.EffKV, out.Physics.CollectiveLatency, out.Physics.SeqCost, out.Physics.ReqCost, out.Physics.ReqLatency = 0, 0, 0, 0, 0, 0
 	for _, c := range p.Resolve(s.GPU.Name) {
 		c.set(&out, c.Value)
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -42,9 +43,21 @@ func (r *Result) TPOT() float64 {
 
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
-	out := make([]Result, len(e.all))
+	for _, s := range e.running {
+		e.settle(s) // lazy mode: bring the batch up to date
+	}
+	var out []Result
+	if e.sc != nil && cap(e.sc.results) >= len(e.all) {
+		out = e.sc.results[:len(e.all)]
+	} else {
+		out = make([]Result, len(e.all))
+		if e.sc != nil {
+			e.sc.results = out
+		}
+	}
+	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
 	for i, s := range e.all {
-		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival, Prompt: s.Req.Prompt, Output: s.Req.Output,
+		out[i] = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
 			Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
 			Preemptions: s.preempted, Rejected: s.rejected, Cancelled: s.cancelled, TokenTimes: s.times}
 	}
@@ -58,6 +71,8 @@ type Outcome struct {
 	Steps      int         `json:"steps"`
 	End        float64     `json:"end"`       // simulated seconds at the last iteration's end
 	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
+	// Gaps counts every inter-token gap by value, with Config.CountGaps (see Summary).
+	Gaps []GapCount `json:"gaps,omitempty"`
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
@@ -79,6 +94,12 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 // finish takes the results from the engine and points each traced iteration at its items.
 func (o *Outcome) finish(e *Engine) {
 	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	if sc := e.sc; sc != nil { // the clock's buffers may have grown: keep them for the next run
+		sc.ends, sc.peaks, sc.due = e.lz.ends, e.lz.peaks, e.lz.due
+	}
+	if e.cfg.CountGaps {
+		o.Gaps = append([]GapCount{}, e.gaps...)
+	}
 	at := 0
 	for i, n := range o.counts {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]
@@ -88,12 +109,46 @@ func (o *Outcome) finish(e *Engine) {
 }
 
 // Run simulates reqs to completion: the whole-run driver of the engine.
-func Run(cfg Config, reqs []Request) (*Outcome, error) {
+func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, nil) }
+
+// scratch is the memory one run of a search leaves to the next (a goodput
+// bisection runs one experiment after another): its sequences and results.
+// A run with scratch returns results in it, valid until the next such run.
+type scratch struct {
+	seqs    []Seq
+	lists   [4][]*Seq // all, pending, waiting, running
+	results []Result
+	ends    []float64 // the lazy decode clock's buffers
+	peaks   []peak
+	due     []*Seq
+}
+
+// useScratch runs the engine on sc's memory, sized for n requests.
+func (e *Engine) useScratch(sc *scratch, n int) {
+	if cap(sc.seqs) < n {
+		sc.seqs = make([]Seq, 0, n)
+		for i := range sc.lists {
+			sc.lists[i] = make([]*Seq, 0, n)
+		}
+	}
+	e.sc, e.slab = sc, sc.seqs[:0]
+	e.all, e.pending, e.waiting, e.running = sc.lists[0][:0], sc.lists[1][:0], sc.lists[2][:0], sc.lists[3][:0]
+	e.lz.ends, e.lz.peaks, e.lz.due = sc.ends[:0], sc.peaks[:0], sc.due[:0]
+}
+
+// run is Run, reusing sc's memory when sc is not nil.
+func run(cfg Config, reqs []Request, sc *scratch) (*Outcome, error) {
 	e, err := NewEngine(cfg)
 	if err != nil {
 		return nil, err
 	}
 	e.noItems = !cfg.Trace
+	e.allowLazy()
+	if sc != nil {
+		e.useScratch(sc, len(reqs))
+	} else {
+		e.reserve(len(reqs))
+	}
 	for _, r := range reqs {
 		_ = e.Submit(r) // a rejection is recorded in the result
 	}
@@ -106,6 +161,9 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) {
 		out.items = make([]Item, 0, n)
 	}
 	for {
+		if !cfg.Trace {
+			out.Steps += e.decodeRun(math.Inf(1))
+		}
 		it, ok := e.Step()
 		if !ok {
 			break

@@ -58,7 +58,9 @@ type StepModel struct {
 //	t       = (linear + attn)/TP + comm + Overhead + SeqCost*seqs + ReqCost*newPrompts
 //
 // with roof(c, m) = (c^p + m^p)^(1/p) for p = RooflineP (a hard max for 0),
-// s the positions whose logits are sampled and W_read the weights actually read.
+// s the positions whose logits are sampled and W_read the weights actually
+// read. ReqLatency is outside the iterations: it adds to each request's TTFT
+// and E2E (Engine.Results).
 type Physics struct {
 	// MoEUnion reads only the experts the step's n tokens select: per layer
 	// the expected union E*(1-(1-k/E)^n) of k-of-E routing, not all E.
@@ -78,7 +80,13 @@ type Physics struct {
 	EffKV             float64 `json:"-"` // fraction of bandwidth attention's KV reads reach; 0: EffMem
 	CollectiveLatency float64 `json:"-"` // fixed seconds per all-reduce (TP > 1), two per layer
 	SeqCost           float64 `json:"-"` // CPU seconds per sequence in the step (scheduling, sampling, detokenising)
-	ReqCost           float64 `json:"-"` // CPU seconds per prompt starting its prefill (tokenising, admission, HTTP)
+	ReqCost           float64 `json:"-"` // engine CPU seconds per prompt starting its prefill (admission, input preparation)
+	// ReqLatency is the seconds a request spends outside the engine (HTTP,
+	// tokenising, detokenising, process hops): it adds to TTFT and E2E
+	// but occupies no iteration. Engine.Results reports each arrival this
+	// much earlier (the client's send time); with open-loop arrivals a
+	// constant delay before the engine is exactly that shift.
+	ReqLatency float64 `json:"-"`
 }
 
 // refined reports whether any refinement is on (else the lecture's formula runs, bit for bit).
@@ -153,6 +161,7 @@ func (s StepModel) Prepare() (StepModel, error) {
 		{"collective latency (s)", ph.CollectiveLatency, 0, 0.1},
 		{"per-sequence cost (s)", ph.SeqCost, 0, 0.1},
 		{"per-request cost (s)", ph.ReqCost, 0, 1},
+		{"per-request latency (s)", ph.ReqLatency, 0, 10},
 	} {
 		if !(c.v >= c.lo && c.v <= c.hi) {
 			return s, fmt.Errorf("%s must be in [%g, %g], got %g", c.name, c.lo, c.hi, c.v)
@@ -194,10 +203,16 @@ type Work struct {
 	// are computed (decodes and last prefill chunks) and NewPrompts the
 	// prompts whose prefill starts. Only the refined physics reads them.
 	Seqs, Sampled, NewPrompts float64
+	// Window is the model's sliding attention window (0: full attention):
+	// the Add methods clip what a query attends and reads to it.
+	Window int
 }
 
 // AddDecode adds one decode token whose query attends context keys.
 func (w *Work) AddDecode(context int) {
+	if w.Window > 0 {
+		context = min(context, w.Window)
+	}
 	w.Tokens++
 	w.Pairs += float64(context)
 	w.KVTokens += float64(context) + 1
@@ -215,8 +230,15 @@ func (w *Work) AddPrefill(done, c int) { w.AddChunk(done, c, true) }
 func (w *Work) AddChunk(done, c int, last bool) {
 	cf, df := float64(c), float64(done)
 	w.Tokens += cf
-	w.Pairs += cf*df + cf*(cf+1)/2
-	w.KVTokens += df + cf
+	if win := w.Window; win > 0 && done+c > win {
+		// Queries done+1 .. win attend all before them, the rest win keys each.
+		a := float64(max(0, win-done))
+		w.Pairs += a*df + a*(a+1)/2 + (cf-a)*float64(win)
+		w.KVTokens += float64(min(done, win)) + cf
+	} else {
+		w.Pairs += cf*df + cf*(cf+1)/2
+		w.KVTokens += df + cf
+	}
 	w.Seqs++
 	if last {
 		w.Sampled++

@@ -27,13 +27,36 @@
           .then(function (b) { return WebAssembly.instantiate(b, go.importObject); })
           .then(function (r) { return r.instance; });
   }
-  // The controls page starts compiling app.wasm while this frame loads
-  // (window.servelabModule); use that module when it is there.
+  // The controls page starts loading and compiling app.wasm while this frame
+  // loads (window.servelabModule, load.js); use that module when it is there.
+  // Only a frame opened on its own fetches app.wasm itself.
   var early = null;
   try { early = window.parent !== window && window.parent.servelabModule; } catch (e) { early = null; }
   var load = early
-    ? early.then(function (mod) { return WebAssembly.instantiate(mod, go.importObject); }).catch(fromScratch)
+    ? early.then(function (mod) { return WebAssembly.instantiate(mod, go.importObject); })
     : fromScratch();
+  // How far the download is, while it lasts.
+  var bar = document.createElement("progress");
+  bar.max = 1;
+  bar.setAttribute("aria-label", "loading the simulator");
+  boot.textContent = "loading the simulator… ";
+  boot.appendChild(bar);
+  var shown = -1;
+  try {
+    if (early && window.parent.servelabProgress) {
+      window.parent.servelabProgress(function (p) {
+        if (!p.total) return; // no size to compare with: the bar stays indeterminate
+        var f = Math.min(1, p.loaded / p.total);
+        if (f - bar.value < 0.01 && f < 1) return; // a step of 1% is enough to see
+        bar.value = f;
+        var pct = Math.floor(f * 10) * 10; // the text moves in steps, for screen readers
+        if (pct !== shown && !p.done) {
+          shown = pct;
+          boot.firstChild.textContent = f < 1 ? "loading the simulator… " + pct + "% " : "starting the simulator… ";
+        }
+      });
+    }
+  } catch (e) { /* not same-origin: the bar stays indeterminate */ }
   function mark(name) {
     try { var p = window.parent; if (p.servelabMarks) p.servelabMarks[name] = p.performance.now(); } catch (e) { /* not same-origin */ }
   }

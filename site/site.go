@@ -15,9 +15,11 @@ import (
 
 // FS is the site's static files. The pattern app.* also matches app.js, which
 // is always present, so the package compiles before `make wasm` has built
-// app.wasm; the page then says the app is missing.
+// app.wasm; the page then says the app is missing. api/ holds the answers a
+// static host gives the page's probes for a companion or an edge proxy
+// ("neither"); where one runs, it answers those paths itself.
 //
-//go:embed *.html *.css *.js app.*
+//go:embed *.html *.css *.js *.svg app.* api
 var FS embed.FS
 
 // contentTypes are the types of the files the site serves; anything else is
@@ -31,6 +33,14 @@ var contentTypes = map[string]string{
 	".png":  "image/png",
 	".svg":  "image/svg+xml",
 	".txt":  "text/plain; charset=utf-8",
+}
+
+// markers are the files without an extension that the site serves: the
+// static answers to the page's probes (api/health, api/info), so that a host
+// without the API answers them without an error in the console.
+var markers = map[string]string{
+	"api/health": "application/json",
+	"api/info":   "application/json",
 }
 
 // encodings are the pre-compressed variants tried, best first.
@@ -51,6 +61,9 @@ func Handler(fsys fs.FS) http.Handler {
 			name = "index.html"
 		}
 		ctype, ok := contentTypes[path.Ext(name)]
+		if m, isMarker := markers[name]; isMarker {
+			ctype, ok = m, true
+		}
 		if !ok || !fs.ValidPath(name) {
 			http.NotFound(w, r)
 			return

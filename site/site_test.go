@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"regexp"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -111,7 +115,7 @@ func TestAccepts(t *testing.T) {
 
 // TestEmbeddedFS checks that the files the page needs are in the embedded FS.
 func TestEmbeddedFS(t *testing.T) {
-	for _, name := range []string{"index.html", "canvas.html", "style.css", "app.js"} {
+	for _, name := range []string{"index.html", "canvas.html", "style.css", "app.js", "load.js", "sw.js", "favicon.svg", "api/health", "api/info"} {
 		if _, err := FS.Open(name); err != nil {
 			t.Errorf("embedded site lacks %s: %v", name, err)
 		}
@@ -119,5 +123,75 @@ func TestEmbeddedFS(t *testing.T) {
 	res := get(t, Handler(FS), "GET", "/", "")
 	if res.StatusCode != 200 {
 		t.Fatalf("GET / on the embedded site: %d", res.StatusCode)
+	}
+}
+
+// TestProbeAnswers: a host without the companion or the edge proxy answers
+// the page's probes from the files in api/ (no 404 in the console), as JSON
+// that says neither is there.
+func TestProbeAnswers(t *testing.T) {
+	h := Handler(FS)
+	for path, field := range map[string]string{"/api/health": `"ok": false`, "/api/info": `"proxy": "none"`} {
+		res := get(t, h, "GET", path, "gzip, br")
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), field) {
+			t.Errorf("GET %s: %d %q %q, want 200 application/json with %s", path, res.StatusCode, res.Header.Get("Content-Type"), body, field)
+		}
+	}
+	if res := get(t, h, "GET", "/api/other", ""); res.StatusCode != 404 {
+		t.Errorf("GET /api/other: %d, want 404 (only the two probes have answers)", res.StatusCode)
+	}
+}
+
+// TestOfflineShellIsServed: every file sw.js keeps for offline use is one
+// the site serves (or one `make wasm` writes), so its install cannot fail on
+// a renamed file.
+func TestOfflineShellIsServed(t *testing.T) {
+	src, err := FS.ReadFile("sw.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`var SHELL = \[([^\]]*)\]`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("sw.js has no SHELL list")
+	}
+	built := map[string]bool{"version.js": true, "wasm_exec.js": true} // written by make wasm
+	h := Handler(FS)
+	names := strings.Split(string(m[1]), ",")
+	for _, q := range names {
+		name := strings.Trim(strings.TrimSpace(q), `"`)
+		if _, err := FS.Open(name); err != nil && name != "./" {
+			if !built[name] {
+				t.Errorf("sw.js keeps %s, which the site does not have", name)
+			}
+			continue
+		}
+		if res := get(t, h, "GET", "/"+strings.TrimPrefix(name, "./"), ""); res.StatusCode != 200 {
+			t.Errorf("sw.js keeps %s, which the site answers with %d", name, res.StatusCode)
+		}
+	}
+	// Every file of the page is kept: one added to site/ and not to SHELL
+	// would be missing offline after a first visit.
+	kept := map[string]bool{"index.html": true} // as "./"
+	for _, q := range names {
+		kept[strings.Trim(strings.TrimSpace(q), `"`)] = true
+	}
+	for _, want := range []string{"version.js", "wasm_exec.js"} {
+		if !kept[want] {
+			t.Errorf("sw.js does not keep %s, which the page needs offline", want)
+		}
+	}
+	entries, err := fs.ReadDir(FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, "app.wasm") || name == "sw.js" {
+			continue // app.wasm is kept by load.js; sw.js by the browser
+		}
+		if _, ok := contentTypes[path.Ext(name)]; ok && !kept[name] {
+			t.Errorf("site/%s is not in sw.js's SHELL: the page would miss it offline", name)
+		}
 	}
 }

@@ -13,6 +13,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"strconv"
 	"syscall/js"
@@ -39,11 +40,9 @@ func (a *App) probeEdge() {
 			el.Set("hidden", false)
 		}
 		if el := a.el("live-lab"); !el.IsNull() {
-			el.Set("innerHTML", `<option value="`+edgeLab+`" selected>this site's lab server (measure through the edge proxy)</option>`)
+			el.Set("innerHTML", `<option value="`+edgeLab+`" selected>`+html.EscapeString(a.tr("edge.lab"))+`</option>`)
 		}
-		a.liveStatus(fmt.Sprintf("measure through the edge proxy: this page runs the lab's closed loop itself and times every token it reads. "+
-			"The proxy allows max_tokens %d, %d-byte bodies and %g requests a minute (bursts of %g) per client.",
-			in.MaxTokens, in.MaxBodyBytes, in.RatePerMin, in.RateBurst))
+		a.liveStatus(a.trf("edge.ready", in.MaxTokens, in.MaxBodyBytes, in.RatePerMin, in.RateBurst))
 	})
 }
 
@@ -54,12 +53,12 @@ func (a *App) perfNow() float64 { return a.win.Get("performance").Call("now").Fl
 // for its model and starts the loop.
 func (a *App) startEdge() {
 	if a.live.edgeRunning || a.live.runID != "" {
-		a.liveStatus("a measurement is already running")
+		a.liveStatus(a.tr("live.busy"))
 		return
 	}
 	lim := a.live.edge
 	if lim == nil {
-		a.liveStatus("the edge proxy did not answer /api/info")
+		a.liveStatus(a.tr("edge.noinfo"))
 		return
 	}
 	s := &a.state
@@ -82,10 +81,10 @@ func (a *App) startEdge() {
 	a.notes = notes
 	a.needSim = true
 	a.urlDirty = true
-	a.liveStatus("asking the lab server for its model…")
+	a.liveStatus(a.tr("edge.asking"))
 	a.fetchJSON("api/v1/models", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
 		if err != nil || status != 200 {
-			a.liveStatus("could not start: " + edgeError(status, body, err))
+			a.liveStatus(a.trf("live.nostart", edgeError(status, body, err)))
 			return
 		}
 		var ms struct {
@@ -94,7 +93,7 @@ func (a *App) startEdge() {
 			} `json:"data"`
 		}
 		if json.Unmarshal([]byte(body), &ms) != nil || len(ms.Data) == 0 || ms.Data[0].ID == "" {
-			a.liveStatus("could not start: the lab server's /v1/models named no model")
+			a.liveStatus(a.tr("live.nomodel"))
 			return
 		}
 		loc := a.win.Get("location")
@@ -110,7 +109,7 @@ func (a *App) startEdge() {
 		cfg.Seed = a.state.I("seed")
 		loop, err := play.NewLoop(cfg)
 		if err != nil {
-			a.liveStatus("could not start: " + err.Error())
+			a.liveStatus(a.trf("live.nostart", err.Error()))
 			return
 		}
 		a.live.edgeRunning = true
@@ -126,7 +125,7 @@ func (a *App) startEdge() {
 		a.view.Cursor, a.view.T0 = 0, 0
 		a.view.Span = math.Max(2, math.Min(10, w.Duration/4))
 		a.setView()
-		a.liveStatus(fmt.Sprintf("warming up, then %d streams for %g s through the edge proxy (model %s)…", w.ShortConcurrency, w.Duration, cfg.Model))
+		a.liveStatus(a.trf("edge.warm", w.ShortConcurrency, w.Duration, cfg.Model))
 		a.live.edgeMu.Lock()
 		first := loop.Start(a.perfNow())
 		a.live.edgeMu.Unlock()
@@ -195,7 +194,7 @@ func (a *App) streamer() (w js.Value, ok bool) {
 	}
 	defer func() {
 		if r := recover(); r != nil { // new Worker throws, e.g. where workers are blocked
-			a.post(func() { a.liveStatus(fmt.Sprintf("could not start the stream reader (stream-worker.js): %v", r)) })
+			a.post(func() { a.liveStatus(a.trf("edge.noreader", r)) })
 			ok = false
 		}
 	}()
@@ -364,7 +363,7 @@ func (a *App) edgeTick(gen int) {
 	if injected {
 		a.post(func() {
 			a.live.inject = inject
-			a.liveStatus(fmt.Sprintf("inject at %.1f s: the long prompt is sent", inject))
+			a.liveStatus(a.trf("edge.inject", inject))
 		})
 	}
 	a.edgeSend(gen, launches)
@@ -394,7 +393,7 @@ func (a *App) tickEdge() {
 	}
 	a.live.edgeMu.Unlock()
 	if loading {
-		a.liveStatus(fmt.Sprintf("%.1f s: %d frames through the edge proxy, %d requests in flight", now-t0, frames, inflight))
+		a.liveStatus(a.trf("edge.progress", now-t0, frames, inflight))
 		a.publish()
 	}
 }
@@ -411,22 +410,21 @@ func (a *App) finishEdge(l *play.Loop) {
 	m := l.Result()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		a.liveStatus("the run could not be written: " + err.Error())
+		a.liveStatus(a.trf("edge.nowrite", err.Error()))
 		return
 	}
 	a.live.edgeJSON = string(data)
 	name := m.Config.Label + ".json"
 	if m.Summary.Error != "" {
-		a.liveStatus("the run through the edge proxy recorded no tokens: " + l.Stopped())
+		a.liveStatus(a.trf("edge.notokens", l.Stopped()))
 		a.publish()
 		return
 	}
 	a.overlays = [2]*play.Overlay{}
 	a.loadMeasured(name, data)
-	msg := fmt.Sprintf("done: worst gap %s ms at %+.2f s from injection, %d tokens observed, long TTFT %s ms; overlaid as run A",
-		ms(m.Summary.WorstGap), m.Summary.WorstGapOffset, m.Summary.TokensObserved, ms(m.Summary.LongTTFT))
+	msg := a.trf("edge.done", ms(m.Summary.WorstGap), m.Summary.WorstGapOffset, m.Summary.TokensObserved, ms(m.Summary.LongTTFT))
 	if why := l.Stopped(); why != "" {
-		msg = "stopped early (" + why + "); " + msg
+		msg = a.trf("edge.early", why, msg)
 	}
 	a.liveStatus(msg)
 	a.offerDownload(name, string(data))
@@ -444,7 +442,7 @@ func (a *App) offerDownload(name, data string) {
 		btn = a.doc.Call("createElement", "button")
 		btn.Set("id", "live-download")
 		btn.Set("type", "button")
-		btn.Set("textContent", "Download measured JSON")
+		btn.Set("textContent", a.tr("edge.download"))
 		panel.Call("appendChild", btn)
 		a.listen(btn, "click", func(js.Value) {
 			a.post(func() {

@@ -132,7 +132,7 @@ func (a *App) probeLive() {
 			}
 			el.Set("innerHTML", sb.String())
 		}
-		a.liveStatus("companion ready: measurements run against the lab servers listed above")
+		a.liveStatus(a.tr("live.ready"))
 		a.publish()
 	})
 	a.listen(a.el("live-start"), "click", func(js.Value) {
@@ -156,7 +156,7 @@ func (a *App) startLive(lab string) {
 		return
 	}
 	if a.live.runID != "" {
-		a.liveStatus("a measurement is already running")
+		a.liveStatus(a.tr("live.busy"))
 		return
 	}
 	s := &a.state
@@ -174,11 +174,11 @@ func (a *App) startLive(lab string) {
 		"duration": s.F("duration"), "inject_after": s.F("inject"),
 	}
 	data, _ := json.Marshal(body)
-	a.liveStatus("starting…")
+	a.liveStatus(a.tr("live.starting"))
 	a.fetchJSON("api/measure", map[string]any{"method": "POST", "headers": map[string]any{"Content-Type": "application/json"}, "body": string(data)},
 		func(status int, text string, err error) {
 			if err != nil {
-				a.liveStatus("could not start: " + err.Error())
+				a.liveStatus(a.trf("live.nostart", err.Error()))
 				return
 			}
 			var r struct {
@@ -194,7 +194,7 @@ func (a *App) startLive(lab string) {
 				if msg == "" {
 					msg = fmt.Sprintf("status %d", status)
 				}
-				a.liveStatus("could not start: " + msg)
+				a.liveStatus(a.trf("live.nostart", msg))
 				return
 			}
 			a.live.runID, a.live.result = r.ID, r.Result
@@ -208,7 +208,7 @@ func (a *App) startLive(lab string) {
 			a.view.Span = math.Max(2, math.Min(10, s.F("duration")/4))
 			a.setView()
 			a.subscribe(strings.TrimPrefix(r.Events, "/"))
-			a.liveStatus("measuring " + lab + " (" + r.ID + ")…")
+			a.liveStatus(a.trf("live.measuring", lab, r.ID))
 		})
 }
 
@@ -235,7 +235,7 @@ func (a *App) subscribe(url string) {
 			if p.Phase == "inject" {
 				a.live.inject = p.T
 			}
-			a.liveStatus(fmt.Sprintf("%s at %.1f s", p.Phase, p.T))
+			a.liveStatus(a.trf("live.phase", p.Phase, p.T))
 		}
 	})
 	on("tokens", func(data string) {
@@ -260,7 +260,7 @@ func (a *App) subscribe(url string) {
 			Worst  float64 `json:"worst"`
 		}
 		if json.Unmarshal([]byte(data), &p) == nil {
-			a.liveStatus(fmt.Sprintf("%.1f s: %d frames, worst gap %s ms", p.T, p.Frames, ms(p.Worst)))
+			a.liveStatus(a.trf("live.progress", p.T, p.Frames, ms(p.Worst)))
 		}
 	})
 	on("error", func(data string) {
@@ -269,7 +269,7 @@ func (a *App) subscribe(url string) {
 				Message string `json:"message"`
 			}
 			json.Unmarshal([]byte(data), &e)
-			a.liveStatus("measurement error: " + e.Message)
+			a.liveStatus(a.trf("live.err", e.Message))
 		}
 	})
 	on("end", func(string) {
@@ -301,11 +301,11 @@ func (a *App) fetchResult(id, url string, tries int) {
 			})
 			a.win.Call("setTimeout", retry, 300)
 		case err != nil || status != 200:
-			a.liveStatus(fmt.Sprintf("run %s ended; its result is not available (status %d)", id, status))
+			a.liveStatus(a.trf("live.noresult", id, status))
 		default:
 			a.overlays = [2]*play.Overlay{}
 			a.loadMeasured("live-"+id+".json", []byte(body))
-			a.liveStatus("run " + id + " done: its measured JSON is overlaid as run A")
+			a.liveStatus(a.trf("live.done", id))
 		}
 	})
 }
@@ -366,7 +366,7 @@ func (a *App) stopLive() {
 	}
 	a.fetchJSON("api/runs/"+a.live.runID, map[string]any{"method": "DELETE"}, func(status int, body string, err error) {
 		if err != nil {
-			a.liveStatus("could not stop: " + err.Error())
+			a.liveStatus(a.trf("live.nostop", err.Error()))
 		}
 	})
 }

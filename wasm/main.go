@@ -32,6 +32,21 @@ type App struct {
 	win, doc js.Value // the controls page (the iframe's parent)
 	own      js.Value // the iframe's own document
 	pdoc     dom.Document
+	pg       *page
+
+	// The page's panels; each renders from ui() and emits events to handle.
+	controls controlsPanel
+	figures  figuresPanel
+	measured measuredPanel
+	stepInfo stepPanel
+	msgs     messagesPanel
+	glossary glossaryPanel
+	langSw   langPanel
+	chapter  chapterPanel
+	lang     string // "en" or "zh"
+	info     string // the preset's or the last upload's description, kept on screen
+	embed    bool   // ?embed=1: the canvas and the chapter's figure only
+	lec      *lecture
 
 	state     play.State
 	run       *play.SimRun
@@ -94,6 +109,15 @@ type published struct {
 	liveRunning bool
 	liveEdge    bool   // live mode measures through the edge proxy, in the page
 	liveJSON    string // the last edge run's lab JSON
+	// lecture mode: the chapter, whether its table is complete, how many
+	// tables were completed, how long the last took (ms), the language
+	lecID   string
+	lecDone bool
+	lecGen  int
+	lecMs   float64
+	lang    string
+	embed   bool
+	query   string
 }
 
 // post queues f to run on the Update goroutine. Safe from any callback.
@@ -127,32 +151,49 @@ func (a *App) guard(where string, f func()) {
 	f()
 }
 
-// message shows a line in the page's message area (role=alert for errors).
-func (a *App) message(text string, isErr bool) {
-	defer func() { recover() }() // the page may lack the element; never panic here
-	el := a.el("message")
-	if el.IsNull() {
-		return
-	}
-	el.Set("textContent", text)
-	cls := "info"
-	if isErr {
-		cls = "error"
-	}
-	el.Set("className", cls)
-	el.Set("hidden", text == "")
+// message shows a line in the page's alert area (errors); "" hides it.
+func (a *App) message(text string, isErr bool) { showMessage(a.pg, text, isErr) }
+
+func (a *App) el(id string) js.Value { return a.pg.el(id) }
+
+// listen adds a guarded DOM listener (see page.listen).
+func (a *App) listen(target js.Value, event string, f func(ev js.Value)) {
+	a.pg.listen(target, event, f)
 }
 
-func (a *App) el(id string) js.Value {
-	if a.pdoc == nil {
-		return js.Null()
-	}
-	e := a.pdoc.GetElementByID(id)
-	if e == nil {
-		return js.Null()
-	}
-	return e.Underlying()
+// panels is every panel, in render order.
+func (a *App) panels() []panel {
+	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter}
 }
+
+// emit queues a panel's event for the Update goroutine.
+func (a *App) emit(ev event) { a.post(func() { a.handle(ev) }) }
+
+// ui is the state the panels render.
+func (a *App) ui() *uiState {
+	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
+		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
+		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed}
+	if u.step < 0 {
+		u.stepRow, u.step = a.view.SelRow, a.view.Sel
+	}
+	if a.lec != nil {
+		u.lec = a.lec.view()
+	}
+	return u
+}
+
+// render shows the state on every panel.
+func (a *App) render() {
+	u := a.ui()
+	for _, p := range a.panels() {
+		a.guard("a panel", func() { p.render(a.pg, u) })
+	}
+	a.publish()
+}
+
+// renderStep refreshes the step explanation only (hover moves often).
+func (a *App) renderStep() { a.stepInfo.render(a.pg, a.ui()) }
 
 func main() {
 	// A collection stops the one wasm thread; a larger heap goal makes them
@@ -169,6 +210,7 @@ func main() {
 	// Elements of the parent page come back as *dom.BasicHTMLElement (the
 	// iframe's constructors do not match them), so only Underlying() is used.
 	a.pdoc = dom.WrapDocument(a.doc)
+	a.pg = &page{doc: a.doc, pdoc: a.pdoc, guard: a.guard}
 	a.dpr = ebiten.Monitor().DeviceScaleFactor()
 	if a.dpr <= 0 {
 		a.dpr = 1
@@ -177,9 +219,17 @@ func main() {
 	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
 	q := a.win.Get("location").Get("search").String()
-	st, notes := play.ParseQuery(q)
+	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
+	st, notes := play.ParseQueryIn(q, a.lang)
 	a.state = st
 	a.notes = notes
+	a.embed = play.QueryFlag(q, "embed")
+	if p, ok := play.PresetByName(st.Preset); ok {
+		a.info = presetInfo(a.lang, p.Name)
+	}
+	if ch := play.QueryValue(q, "chapter"); ch != "" {
+		a.openChapter(ch, false)
+	}
 	a.needSim = true
 	a.bindControls()
 	a.installAPI()
@@ -191,7 +241,7 @@ func main() {
 	ebiten.SetWindowTitle("servelab timeline")
 	a.mark("rungame")
 	if err := ebiten.RunGame(&game{a}); err != nil {
-		a.message("the timeline stopped: "+err.Error(), true)
+		a.message(play.Tf(a.lang, "msg.stopped", err.Error()), true)
 	}
 }
 
@@ -222,6 +272,7 @@ func (g *game) Update() error {
 		}
 	}
 	a.tickEdge()
+	a.tickLecture()
 	a.tickPlayback()
 	a.mouse()
 	a.pickBackground()
@@ -264,7 +315,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			rows = max(1, len(a.run.Rows))
 		}
 		geo := layout(float64(w), float64(h), scale, rows)
-		a.labels = paint(a.off, a.batch, a.run, &a.view, geo, a.overlays[:])
+		a.labels = paint(a.off, a.batch, a.run, &a.view, geo, append(a.overlays[:], a.chapterOverlay()), a.lang)
 		a.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
 		if a.drawnGen == 0 && a.run != nil {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
@@ -310,20 +361,22 @@ func (a *App) geom() geom {
 // resimulate runs the current state and refreshes everything shown.
 func (a *App) resimulate() {
 	a.gen++
-	a.run.Recycle() // its arrays are refilled by the new run
+	if a.lec == nil || !a.lec.holds(a.run) {
+		a.run.Recycle() // its arrays are refilled by the new run
+	}
 	a.run = nil
 	r, err := play.Simulate(a.state)
 	if err != nil {
 		a.simErr = err.Error()
 		a.run = nil
 		a.simMs = 0
-		a.message("cannot simulate: "+err.Error(), true)
+		a.message(play.Tf(a.lang, "msg.cannot", err.Error()), true)
 	} else {
 		a.simErr = ""
 		a.run = r
 		a.simMs = r.SimMs
 		if r.Truncated {
-			a.message(fmt.Sprintf("this run is too big to simulate in time: it was cut short after %d steps (%s simulated). Lower the requests, the duration or the lengths.", r.Steps(), fmtDur(r.End)), true)
+			a.message(play.Tf(a.lang, "msg.truncated", r.Steps(), fmtDur(r.End)), true)
 		} else {
 			a.message("", false)
 		}
@@ -344,12 +397,14 @@ func (a *App) resimulate() {
 		a.figs = a.run.Figures()
 	}
 	a.rates = nil
-	a.showFigures()
-	a.syncControls()
-	a.showNotes()
-	a.showStep()
+	if a.lec != nil {
+		a.lec.settingsChanged(a.state)
+		if a.lec.done {
+			a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
+		}
+	}
+	a.render()
 	a.urlDirty = true
-	a.publish()
 	// The sweep and goodput start once the settings rest: while a slider is
 	// dragged they would only be cancelled, and their garbage would make
 	// the collector pause the next re-simulation.
@@ -394,6 +449,10 @@ func (a *App) publish() {
 	a.pub.projector = a.projector
 	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.edgeRunning
 	a.pub.liveEdge, a.pub.liveJSON = a.live.edge != nil, a.live.edgeJSON
+	a.pub.lang, a.pub.embed, a.pub.query = a.lang, a.embed, a.query()
+	if l := a.lec; l != nil {
+		a.pub.lecID, a.pub.lecDone, a.pub.lecGen, a.pub.lecMs = l.ch.ID, l.done, l.gen, l.tookMs
+	}
 }
 
 // setView stores the view into the state (so the URL has it) and repaints.
@@ -414,7 +473,7 @@ func (a *App) setView() {
 	a.state.Num["sel"] = float64(a.globalStep(a.view.SelRow, a.view.Sel))
 	a.dirty = true
 	a.urlDirty = true
-	a.syncPlayback()
+	a.controls.renderPlayback(a.pg, a.ui())
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
@@ -567,7 +626,7 @@ func (a *App) mouse() {
 		if row != a.view.HoverRow || k != a.view.Hover {
 			a.view.HoverRow, a.view.Hover = row, k
 			a.dirty = true
-			a.showStep()
+			a.renderStep()
 		}
 	}
 }
@@ -584,13 +643,13 @@ func (a *App) selectAt(cx, cy float64) {
 	row, k := hit(a.run, &a.view, a.geom(), cx*a.dpr, cy*a.dpr)
 	a.view.SelRow, a.view.Sel = row, k
 	a.setView()
-	a.showStep()
+	a.renderStep()
 }
 
 // writeURL puts the whole state into the page's address (no history entry per change).
 func (a *App) writeURL() {
 	a.urlDirty = false
 	a.urlAt = time.Now()
-	a.win.Get("history").Call("replaceState", js.Null(), "", "?"+a.state.Query())
+	a.win.Get("history").Call("replaceState", js.Null(), "", "?"+a.query())
 	a.publish()
 }

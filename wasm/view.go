@@ -154,7 +154,7 @@ func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
 
 // paint draws the run into dst and returns the labels to lay over it.
 // It only reads the run: every width, colour and height comes from the sim's trace and results.
-func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay) []label {
+func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {
 	var labels []label
 	dst.Fill(colBG)
 	pw := g.plotW()
@@ -250,8 +250,8 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 		}
 	}
 	b.flush(dst)
-	labels = append(labels, paintLanes(dst, b, r, v, g, cursor)...)
-	labels = append(labels, paintITL(dst, b, r, v, g, cursor, meas)...)
+	labels = append(labels, paintLanes(dst, b, r, v, g, cursor, lang)...)
+	labels = append(labels, paintITL(dst, b, r, v, g, cursor, meas, lang)...)
 	// Playback cursor.
 	if v.Cursor >= 0 && v.Cursor >= v.T0 && v.Cursor <= t1 {
 		b.rect(v.x(g, v.Cursor), g.axisY, 2*g.s, g.h-g.axisY, colCursor)
@@ -259,7 +259,7 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 	if r.Inject >= 0 && r.Inject >= v.T0 && r.Inject <= t1 {
 		x := v.x(g, r.Inject)
 		b.rect(x, g.rowY, 1*g.s, g.h-g.rowY, colLong)
-		labels = append(labels, label{x + 3*g.s, g.lanesY - 16*g.s, "long prompt arrives", "note"})
+		labels = append(labels, label{x + 3*g.s, g.lanesY - 16*g.s, play.T(lang, "canvas.long"), "note"})
 	}
 	b.flush(dst)
 	return labels
@@ -267,7 +267,7 @@ func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []
 
 // paintLanes draws one lane per request active in the view: waiting (thin
 // line), prefilling (solid), decoding (tinted) with a tick per token.
-func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64) []label {
+func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64, lang string) []label {
 	t1 := v.T0 + v.Span
 	var active []int
 	for i := range r.Results {
@@ -286,9 +286,9 @@ func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cu
 	if shown > maxLanes {
 		shown = maxLanes
 	}
-	labels := []label{{4 * g.s, g.lanesY, fmt.Sprintf("requests (%d)", len(active)), "row"}}
+	labels := []label{{4 * g.s, g.lanesY, play.Tf(lang, "canvas.requests", len(active)), "row"}}
 	if shown < len(active) {
-		labels = append(labels, label{4 * g.s, g.lanesY + 16*g.s, fmt.Sprintf("%d shown", shown), "small"})
+		labels = append(labels, label{4 * g.s, g.lanesY + 16*g.s, play.Tf(lang, "canvas.shown", shown), "small"})
 	}
 	if shown == 0 {
 		return labels
@@ -367,7 +367,7 @@ func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cu
 
 // paintITL draws the inter-token gaps over time: the largest gap per pixel
 // column, so a stall is a spike; measured gaps are laid over it.
-func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64, meas []*play.Overlay) []label {
+func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cursor float64, meas []*play.Overlay, lang string) []label {
 	t1 := math.Min(v.T0+v.Span, cursor)
 	pw := g.plotW()
 	b.rect(g.left, g.itlY, pw, g.itlH, colPanel)
@@ -404,7 +404,10 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 			}
 		}
 		col := colMeasured
-		if mi == 1 {
+		switch {
+		case m.Kind == "sim":
+			col = colCompute // the lab chapter's other simulated run
+		case mi == 1:
 			col = colMeasB
 		}
 		mcols = append(mcols, mcol{vals, col})
@@ -430,8 +433,8 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 	}
 	b.flush(dst)
 	return []label{
-		{4 * g.s, g.itlY, "inter-token gap", "row"},
-		{4 * g.s, g.itlY + 16*g.s, "max " + fmtDur(top), "small"},
+		{4 * g.s, g.itlY, play.T(lang, "canvas.gap"), "row"},
+		{4 * g.s, g.itlY + 16*g.s, play.T(lang, "canvas.max") + " " + fmtDur(top), "small"},
 	}
 }
 

@@ -22,6 +22,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&sf.profile, "base", sim.DefaultProfile, "the profile whose physics the fit stays within and whose other constants it keeps (lecture, vllm or a file); same as --profile")
 	ef := addEngineFlags(fs)
 	out := fs.String("o", "", "write the calibrated profile to this file (then: servelab sim --profile FILE)")
+	free := fs.String("constants", "", "constants to fit, comma-separated (default: the base profile's calibrates list, or eff_compute,eff_mem,overhead)")
 	asJSON := fs.Bool("json", false, "print JSON: the fitted constants under the flags' names (eff_compute, eff_mem, overhead), figures, residuals")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -48,15 +49,19 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		evidence = append(evidence, ev)
 	}
 	base := sf.resolved
-	cal, err := sim.Calibrate(step, base.Calibrates, evidence)
+	names := base.Calibrates
+	if *free != "" {
+		names = strings.Split(*free, ",")
+	}
+	cal, err := sim.Calibrate(step, names, evidence)
 	if err != nil {
 		return err
 	}
-	var names []string
+	var bases []string
 	for _, p := range files {
-		names = append(names, filepath.Base(p))
+		bases = append(bases, filepath.Base(p))
 	}
-	source := strings.Join(names, ", ")
+	source := strings.Join(bases, ", ")
 	if *out != "" {
 		name := strings.TrimSuffix(filepath.Base(*out), filepath.Ext(*out))
 		prof, err := cal.Profile(base, name, source)

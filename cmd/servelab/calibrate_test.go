@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +104,65 @@ func TestCalibrateClosedLoop(t *testing.T) {
 	if r := math.Abs(lec.WorstGap-m.Summary.WorstGap) / m.Summary.WorstGap; r < 0.15 {
 		t.Errorf("the uncalibrated lecture profile already predicts the worst gap within %.0f%%: the check shows nothing", 100*r)
 	}
+}
+
+func TestCalibrateErrorsAndBenchFiles(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"duration": 2}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate"}, "one or more measured files"},
+		{[]string{"calibrate", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"calibrate", bad}, "--save-detailed"},
+		{[]string{"calibrate", bad, "--base", "nope"}, "unknown profile"},
+		{[]string{"calibrate", bad, "--constants", "eff_mem,speed"}, "--save-detailed"},
+	} {
+		code, _, stderr := cli(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+	// A vllm bench serve --save-detailed file: 8 requests in flight for the
+	// whole run, decode steps of 12 ms, 40 ms TTFTs on 1000-token prompts.
+	truth := `{"backend":"vllm","duration":10,"completed":8,`
+	var itls, ttfts, ins, outs []string
+	for range 8 {
+		var gaps []string
+		for range 830 {
+			gaps = append(gaps, "0.012")
+		}
+		itls = append(itls, "["+strings.Join(gaps, ",")+"]")
+		ttfts, ins, outs = append(ttfts, "0.04"), append(ins, "1000"), append(outs, "831")
+	}
+	truth += `"itls":[` + strings.Join(itls, ",") + `],"ttfts":[` + strings.Join(ttfts, ",") + `],"input_lens":[` + strings.Join(ins, ",") +
+		`],"output_lens":[` + strings.Join(outs, ",") + `],"errors":["","","","","","","",""]}`
+	bench := filepath.Join(dir, "bench.json")
+	os.WriteFile(bench, []byte(truth), 0o644)
+	if code, _, stderr := cli(t, "calibrate", bench, "--constants", "eff_mem,speed"); code == 0 || !strings.Contains(stderr, `unknown constant "speed"`) {
+		t.Errorf("--constants speed: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr := cli(t, "calibrate", bench, "--base", "vllm", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Targets []struct {
+			Name             string
+			Measured, Fitted float64
+		}
+		NotIdentified []string `json:"not_identified"`
+	}
+	json.Unmarshal([]byte(stdout), &got)
+	if len(got.Targets) != 2 || len(got.NotIdentified) == 0 {
+		t.Fatalf("targets %+v, not identified %v", got.Targets, got.NotIdentified)
+	}
+	for _, tg := range got.Targets {
+		if math.Abs(tg.Fitted/tg.Measured-1) > 0.02 {
+			t.Errorf("%s: fitted %.2f ms, measured %.2f", tg.Name, tg.Fitted*1e3, tg.Measured*1e3)
+		}
+	}
+	t.Logf("%s", stdout)
 }

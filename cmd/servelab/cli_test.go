@@ -121,6 +121,14 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{[]string{"sim", "--workload", "lab", "--inject-after", "100", "--duration", "60"}, "inject-after"},
 		{[]string{"sim", "--like", "/nonexistent.json"}, "--like"},
 		{[]string{"sim", "--prompt-dist", "uniform:9"}, "--prompt-dist"},
+		// In-range looking, nonsense in effect: refused, naming the flag (not taken as the default, nor run to 0.00 ms or 1e298 s).
+		{[]string{"sim", "--rate", "1e-14"}, "--rate 1e-14"},
+		{[]string{"goodput", "--policy", "disaggregated", "--link-gbs", "1e-300"}, "--link-gbs"},
+		{[]string{"sim", "--policy", "disaggregated", "--link-gbs", "1e-300"}, "--link-gbs"},
+		{[]string{"sim", "--gpu-memory-utilization", "0"}, "--gpu-memory-utilization"},
+		{[]string{"sim", "--block-size", "0"}, "--block-size"},
+		{[]string{"sim", "--policy", "chunked", "--budget", "0"}, "--budget"},
+		{[]string{"step", "--model", "Llama-3.1-70B"}, "try --tp 4"},
 		{[]string{"demo", "nothing"}, "interference"},
 		{[]string{"nosuchcommand"}, "unknown command"},
 	}
@@ -149,6 +157,40 @@ func TestAbsurdValuesEndQuickly(t *testing.T) {
 	}
 }
 
+// The reproductions of unbounded memory (7 GB in 40 s, 11.5 GB in
+// 20 s): refused before they start, naming what to lower.
+func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--workload", "lab", "--ideal", "--short-concurrency", "4096", "--short-output-len", "1", "--short-input-len", "1", "--duration", "3600", "--inject-after", "1"}, "lower --duration or --short-concurrency"},
+		{[]string{"sim", "--requests", "1000000", "--rate", "1e7", "--output", "130000", "--prompt", "16", "--max-seqs", "1000000"}, "--requests 1000000 x --output 130000"},
+		{[]string{"goodput", "--requests", "1000000", "--output", "130000"}, "--requests 1000000 x --output 130000"},
+		{[]string{"sim", "--policy", "disaggregated", "--requests", "1000000", "--output", "130000"}, "GB a run may use"},
+	} {
+		code, _, errs := cli(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+	// Through --like, the file's config is what to lower.
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	cfg := sim.DefaultLabConfig()
+	cfg.ShortConcurrency, cfg.ShortInputLen, cfg.ShortOutputLen, cfg.Duration, cfg.InjectAfter = 4096, 1, 1, 3600, 1
+	var buf bytes.Buffer
+	if err := sim.WriteMeasured(&buf, &sim.Measured{Config: cfg, Summary: sim.LabSummary{Label: "x", Error: "none"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, "sim", "--like", big, "--ideal"); code == 0 || !strings.Contains(errs, "config.duration or config.short_concurrency in "+big) {
+		t.Errorf("--like a 4096-stream hour: exit %d, stderr %q", code, errs)
+	}
+}
+
 func TestEverySubcommandHasHelp(t *testing.T) {
 	for name := range commands {
 		args := []string{name, "--help"}
@@ -167,7 +209,7 @@ func TestDemoInterferenceJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var got interference
+	var got sim.Interference
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +234,7 @@ func BenchmarkDemoInterference(b *testing.B) {
 	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
 	tuneGC() // as main does
 	for b.Loop() {
-		if _, err := computeInterference(lec, sim.SLO{TTFT: 0.1, TPOT: 0.015}); err != nil {
+		if _, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -259,6 +301,11 @@ func TestDisaggregatedGoodput(t *testing.T) {
 	json.Unmarshal([]byte(out), &got)
 	if got.RatePerGPU <= 0 {
 		t.Fatalf("disaggregated goodput: %s", out)
+	}
+	// A split the workload cannot load (1500 requests over 193 instances): the search ceiling is no goodput, and the text says so as --json does.
+	code, out, errs = cli(t, "goodput", "--policy", "disaggregated", "--search-gpus", "300")
+	if code != 0 || !strings.Contains(out, "saturated") || !strings.Contains(out, "raise --requests") || strings.Contains(out, "simulated 19101") {
+		t.Errorf("--search-gpus 300: exit %d\n%s%s", code, out, errs)
 	}
 	if code, _, errs := cli(t, "goodput", "--policy", "disaggregated", "--prefill-gpus", "0"); code == 0 || errs == "" {
 		t.Error("zero prefill instances accepted")

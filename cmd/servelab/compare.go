@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"servelab/cmd/internal/labclient"
@@ -14,62 +16,222 @@ import (
 )
 
 func init() {
-	register(command{name: "compare", summary: "print saved lab runs side by side (files from run.py, servelab measure or vllm bench serve)", run: runCompare})
+	register(command{name: "compare", summary: "print saved runs side by side (run.py, servelab measure, vllm bench, GuideLLM, AIPerf, GenAI-Perf, SGLang bench_serving, llmperf)", run: runCompare})
 }
 
 func runCompare(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare", "A.json B.json [more.json ...]", stderr)
+	fs := newFlags("compare", "A.json B.json [more ...] (or one benchmark tool's file)", stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return errUsage
 	}
-	if fs.NArg() < 2 {
+	if fs.NArg() < 1 {
 		fs.Usage()
 		return errCompareArgs
 	}
-	var runs []sim.LabSummary
+	var labs []sim.LabSummary
+	var benches []*sim.BenchRun
+	labFiles := 0
 	for _, p := range fs.Args() {
-		s, err := readSummary(p)
+		data, err := readBounded(p)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, s)
+		if fs.NArg() == 1 && isMeasuredJSON(data) {
+			fs.Usage() // one lab file has nothing to be compared with
+			return errCompareArgs
+		}
+		if !isMeasuredJSON(data) {
+			runs, err := readBenchFile(p, data)
+			if err != nil {
+				return err
+			}
+			benches = append(benches, runs...)
+			for _, r := range runs {
+				if s, ok := benchLabSummary(r); ok {
+					labs = append(labs, s)
+				}
+			}
+			continue
+		}
+		m, err := sim.ReadMeasured(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		labs = append(labs, m.Summary)
+		labFiles++
 	}
-	labclient.Compare(stdout, runs)
+	if len(labs) < 2 && len(benches) == 0 {
+		fs.Usage()
+		return errCompareArgs
+	}
+	// The lab's table (worst gap, long TTFT) when a lab file is among them;
+	// benchmark runs with chunk gaps join it there.
+	lab := labFiles > 0 && len(labs) >= 2
+	if lab {
+		labclient.Compare(stdout, labs)
+	}
+	if len(benches) > 0 {
+		if lab {
+			fmt.Fprintln(stdout)
+		}
+		benchTable(stdout, benches, nil)
+	}
 	return nil
 }
 
-// readSummary reads a measured-JSON file, or failing that a `vllm bench
-// serve --save-result --save-detailed` file, whose ITLs give the ITL
-// columns and whose largest gap is the worst gap (it has no injection).
-func readSummary(path string) (sim.LabSummary, error) {
-	m, err := readMeasuredFile(path)
-	if err == nil {
-		return m.Summary, nil
-	}
-	if !strings.Contains(err.Error(), "summary: missing") {
-		return sim.LabSummary{}, err
-	}
-	f, ferr := os.Open(path)
-	if ferr != nil {
-		return sim.LabSummary{}, ferr
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
-	b, verr := sim.ReadVLLMBench(f)
-	if verr != nil {
-		return sim.LabSummary{}, fmt.Errorf("%s: neither a measured-JSON file (%v) nor a vLLM bench result (%v)", path, err, verr)
+	data, err := io.ReadAll(io.LimitReader(f, sim.MaxMeasuredBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	itl := b.AllITLs()
+	if len(data) > sim.MaxMeasuredBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, sim.MaxMeasuredBytes)
+	}
+	return data, nil
+}
+
+// isMeasuredJSON: a lab file (run.py, servelab measure) is one object with "summary".
+func isMeasuredJSON(data []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) != nil {
+		return false
+	}
+	_, ok := probe["summary"]
+	return ok
+}
+
+// readBenchFile reads a benchmark tool's file and, where the tool writes its
+// own figures into a file beside it (AIPerf, GenAI-Perf, llmperf), that
+// file too, so the figures can be checked against the tool's.
+func readBenchFile(path string, data []byte) ([]*sim.BenchRun, error) {
+	runs, err := sim.ReadBench(path, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: neither a measured-JSON file nor a benchmark tool's result: %w", path, err)
+	}
+	for _, r := range runs {
+		c := r.Companion(path)
+		if c == "" {
+			continue
+		}
+		cd, err := readBounded(c)
+		if err != nil {
+			continue // the tool's summary is optional: the per-request file stands alone
+		}
+		if cs, err := sim.ReadBench(c, cd); err == nil && len(cs) == 1 && cs[0].Tool == r.Tool {
+			r.Merge(cs[0])
+		}
+	}
+	return runs, nil
+}
+
+// benchLabSummary puts a run with chunk gaps in the lab's table: its gaps
+// give the ITL columns and its largest the worst gap (it has no injection).
+func benchLabSummary(b *sim.BenchRun) (sim.LabSummary, bool) {
+	var itl []float64
+	for _, r := range b.Requests {
+		if r.Error == "" {
+			itl = append(itl, r.Gaps...)
+		}
+	}
 	if len(itl) == 0 {
-		return sim.LabSummary{}, fmt.Errorf("%s: the vLLM result has no inter-token gaps", path)
+		return sim.LabSummary{}, false
 	}
-	s := sim.LabSummary{Label: strings.TrimSuffix(filepath.Base(path), ".json"), TokensObserved: len(itl),
+	s := sim.LabSummary{Label: b.Label, TokensObserved: len(itl),
 		ITLP50: sim.Percentile(itl, 50), ITLP90: sim.Percentile(itl, 90), ITLP99: sim.Percentile(itl, 99), Wall: b.Duration}
 	s.ITLMax, s.WorstGap = itl[len(itl)-1], itl[len(itl)-1]
 	if b.Duration > 0 {
 		s.OutputTokS = float64(len(itl)) / b.Duration
 	}
-	return s, nil
+	return s, true
+}
+
+// benchTable prints each run's figures, computed from its requests, with the
+// file's own figure beside where it states one; sim, when given, adds a
+// simulated column.
+func benchTable(w io.Writer, runs []*sim.BenchRun, simulated map[string]float64) {
+	headers := []string{"ms"}
+	figs := make([]map[string]float64, len(runs))
+	for i, r := range runs {
+		headers = append(headers, r.Label)
+		figs[i] = r.Figures()
+	}
+	if simulated != nil {
+		headers = append(headers, "simulated")
+	}
+	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL/chunk", "itl_token": "ITL/token", "e2e": "E2E"}
+	var rows [][]string
+	for _, f := range sim.FigureNames {
+		for _, p := range []string{"p50", "p90", "p99"} {
+			k := f + "_" + p
+			row := []string{names[f] + " " + p}
+			any := false
+			for i, r := range runs {
+				cell := "-"
+				if v, ok := figs[i][k]; ok {
+					cell, any = fmt.Sprintf("%.2f", v*1e3), true
+				}
+				if v, ok := r.Summary[k]; ok {
+					cell += fmt.Sprintf(" (%.2f)", v*1e3)
+					any = true
+				}
+				row = append(row, cell)
+			}
+			if simulated != nil {
+				if v, ok := simulated[k]; ok {
+					row, any = append(row, fmt.Sprintf("%.2f", v*1e3)), true
+				} else {
+					row = append(row, "-")
+				}
+			}
+			if any {
+				rows = append(rows, row)
+			}
+		}
+	}
+	fmt.Fprintln(w, "Benchmark runs, computed from each file's requests (the file's own figure in brackets), ms")
+	table(w, headers, rows)
+	for _, r := range runs {
+		fmt.Fprintf(w, "\n%s: %s, %d requests%s\n", r.Label, r.Format, len(r.Requests), load(r))
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		for _, c := range r.Cannot {
+			fmt.Fprintf(w, "  cannot give: %s\n", c)
+		}
+	}
+}
+
+// load says what the run offered.
+func load(r *sim.BenchRun) string {
+	var parts []string
+	switch {
+	case r.Concurrency > 0:
+		parts = append(parts, fmt.Sprintf("concurrency %d", r.Concurrency))
+	case math.IsInf(r.Rate, 1):
+		parts = append(parts, "all sent at once")
+	case r.Rate > 0:
+		parts = append(parts, fmt.Sprintf("%.3g req/s asked", r.Rate))
+	}
+	if r.Duration > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f s", r.Duration))
+	}
+	p, o := r.MeanLengths()
+	if p > 0 {
+		parts = append(parts, fmt.Sprintf("mean %.0f prompt tokens", p))
+	}
+	if o > 0 {
+		parts = append(parts, fmt.Sprintf("mean %.0f output tokens", o))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
 }

@@ -12,44 +12,6 @@ func init() {
 	register(command{name: "demo", summary: "the interference lecture's four demos, computed (demo interference)", run: runDemo})
 }
 
-// interference is everything the four demos compute, for --json.
-type interference struct {
-	Model  string         `json:"model"`
-	GPU    string         `json:"gpu"`
-	Demo1  []sim.Demo1Row `json:"demo1_in_step"`
-	Demo2  []sim.Demo2Row `json:"demo2_latency_vs_rate"`
-	Demo3  demo3          `json:"demo3_goodput"`
-	Demo4  []sim.Demo4Row `json:"demo4_chunked"`
-	Config demoConfig     `json:"config"`
-}
-
-type demo3 struct {
-	SLO        sim.SLO     `json:"slo"`
-	Colocated  float64     `json:"colocated"`
-	Prefill    float64     `json:"prefill_only"`
-	Decode     float64     `json:"decode_only"`
-	Splits     []sim.Split `json:"splits"`
-	Best       sim.Split   `json:"best"`
-	Advantage  float64     `json:"best_over_colocated"`
-	Attainment float64     `json:"attainment"`
-	// Full simulations of splits (router, KV transfer over the GPU's link): x, y, total, per GPU.
-	Simulated []sim.Split `json:"simulated"`
-}
-
-type demoConfig struct {
-	Requests int     `json:"requests"`
-	Prompt   int     `json:"prompt"`
-	Output   int     `json:"output"`
-	Seed     uint64  `json:"seed"`
-	Rate4    float64 `json:"demo4_rate"`
-}
-
-var (
-	demo1Prompts = []int{128, 512, 1024, 2048}
-	demo2Rates   = []float64{5, 10, 20, 30, 40, 50, 60}
-	demo4Budgets = []int{0, 256, 512, 1024, 2048}
-)
-
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "interference [flags]", stderr)
 	sf := addStepFlags(fs)
@@ -82,7 +44,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", *ttft, *tpot)
 	}
 	lec := sim.Lecture{Step: step, N: *n, Prompt: *prompt, Output: *output, Seed: *seed}
-	res, err := computeInterference(lec, sim.SLO{TTFT: *ttft, TPOT: *tpot})
+	res, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: *ttft, TPOT: *tpot}))
 	if err != nil {
 		return err
 	}
@@ -93,75 +55,46 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// computeInterference runs every demo. The runs are independent, so they go
-// in parallel; the results are the same in any order.
-func computeInterference(lec sim.Lecture, slo sim.SLO) (*interference, error) {
-	const rate4 = 40
-	res := &interference{Model: lec.Step.Model.Name, GPU: lec.Step.GPU.Name,
-		Demo1:  lec.Demo1(32, 700, demo1Prompts),
-		Demo2:  make([]sim.Demo2Row, len(demo2Rates)),
-		Demo4:  make([]sim.Demo4Row, len(demo4Budgets)),
-		Config: demoConfig{Requests: lec.N, Prompt: lec.Prompt, Output: lec.Output, Seed: lec.Seed, Rate4: rate4}}
-	res.Demo3.SLO, res.Demo3.Attainment = slo, 0.9
+// computeInterference runs every demo (sim.Lecture.Interference, the same
+// jobs the page runs one by one). The jobs are independent, so they go in
+// parallel here; the results are the same in any order.
+func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error) {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	do := func(f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
+	runAll := func(jobs []sim.LectureJob) error {
+		for _, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := j.Run(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			return errs[0]
+		}
+		return nil
 	}
-	for _, k := range []struct {
-		kind string
-		dst  *float64
-	}{{"colocated", &res.Demo3.Colocated}, {"prefill-only", &res.Demo3.Prefill}, {"decode-only", &res.Demo3.Decode}} {
-		do(func() (err error) { *k.dst, err = lec.Demo3Goodput(k.kind, slo, 0.9); return })
-	}
-	for i, r := range demo2Rates {
-		do(func() (err error) { res.Demo2[i], err = lec.Demo2Rate(r); return })
-	}
-	for i, b := range demo4Budgets {
-		do(func() (err error) { res.Demo4[i], err = lec.Demo4Row(rate4, b); return })
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
-	}
-	d := &res.Demo3
-	d.Best = sim.BestSplitArithmetic(d.Prefill, d.Decode, 8)
-	d.Splits = []sim.Split{sim.SplitArithmetic(1, 1, d.Prefill, d.Decode), sim.SplitArithmetic(2, 1, d.Prefill, d.Decode), d.Best}
-	if d.Colocated > 0 {
-		d.Advantage = d.Best.PerGPU / d.Colocated
+	res, jobs := lec.Interference(d)
+	if err := runAll(jobs); err != nil {
+		return nil, err
 	}
 	// Then the full simulations of DistServe's 2P+1D and of the best split,
 	// their searches bracketed by the arithmetic.
-	splits := []sim.Split{d.Splits[1]}
-	if d.Best.Prefill != 2 || d.Best.Decode != 1 {
-		splits = append(splits, d.Best)
-	}
-	d.Simulated = make([]sim.Split, len(splits))
-	for i, s := range splits {
-		do(func() (err error) {
-			d.Simulated[i], err = lec.SimulatedSplit(s.Prefill, s.Decode, slo, 0.9, s.Total)
-			return
-		})
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if err := runAll(lec.Demo3Splits(res)); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
-func printInterference(w io.Writer, r *interference) {
+func printInterference(w io.Writer, r *sim.Interference) {
 	c := r.Config
 	fmt.Fprintf(w, "The interference lecture, computed: %s on one %s, Poisson arrivals (seed %d), %d requests of %d prompt / %d output tokens.\n",
 		r.Model, r.GPU, c.Seed, c.Requests, c.Prompt, c.Output)

@@ -28,9 +28,9 @@ func addStepFlags(fs *flag.FlagSet) *stepFlags {
 	fs.StringVar(&f.model, "model", modelspecs.Default, "model name (list: servelab models)")
 	fs.StringVar(&f.gpu, "gpu", hwspecs.Default, "GPU name (list: servelab models)")
 	fs.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json to use instead of --model")
-	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached")
-	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached")
-	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration")
+	fs.Float64Var(&f.effCompute, "eff-compute", sim.DefaultEffCompute, "fraction of peak FLOP/s reached (typed: overrides --profile; the default is the lecture's)")
+	fs.Float64Var(&f.effMem, "eff-mem", sim.DefaultEffMem, "fraction of peak memory bandwidth reached (typed: overrides --profile)")
+	fs.Float64Var(&f.overhead, "overhead", sim.DefaultOverhead, "fixed seconds per iteration (typed: overrides --profile and scales its per-sequence and per-request CPU costs)")
 	fs.Float64Var(&f.dtypeBytes, "dtype-bytes", sim.DefaultDtypeBytes, "bytes per weight and KV element (2 = bf16)")
 	fs.IntVar(&f.tp, "tp", 1, "tensor-parallel degree")
 	return f
@@ -64,6 +64,7 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 	if err != nil {
 		return sim.StepModel{}, err
 	}
+	own := prof
 	// Constants typed on the command line override the profile's.
 	for _, o := range []struct {
 		flag, name string
@@ -75,8 +76,20 @@ func (f *stepFlags) stepModel() (sim.StepModel, error) {
 			}
 		}
 	}
+	// A typed --overhead states the host's CPU cost per iteration: the
+	// profile's per-sequence and per-request CPU costs scale with it (so
+	// --overhead 0 is the GPU alone).
+	if flagSet(f.fs, "overhead") {
+		if prof, err = scaleCPU(prof, own, g.Name, f.overhead); err != nil {
+			return sim.StepModel{}, err
+		}
+	}
 	f.resolved = prof
-	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: f.dtypeBytes, TP: f.tp})
+	dtype := f.dtypeBytes
+	if !flagSet(f.fs, "dtype-bytes") && m.DtypeBytes > 0 {
+		dtype = m.DtypeBytes // the checkpoint says (an FP8 config)
+	}
+	return prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: dtype, TP: f.tp})
 }
 
 // engineFlags choose the policy and the engine's real-world limits.
@@ -89,10 +102,11 @@ type engineFlags struct {
 	blockSize      int
 	utilization    float64
 	onFull         string
+	fs             *flag.FlagSet // to tell a typed --budget 0 from the default
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
-	f := &engineFlags{}
+	f := &engineFlags{fs: fs}
 	fs.StringVar(&f.policy, "policy", "prefill-first", "scheduler: prefill-first, chunked, prefill-only, decode-only, or disaggregated (with --prefill-gpus, --decode-gpus)")
 	fs.IntVar(&f.budget, "budget", 0, "chunked: per-step token budget (counts decodes, default 2048); prefill-first: max prefill tokens per step (default 32768)")
 	fs.BoolVar(&f.excludeDecodes, "budget-excludes-decodes", false, "chunked: the budget limits only prefill tokens (the lecture's reading)")
@@ -102,6 +116,13 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	fs.Float64Var(&f.utilization, "gpu-memory-utilization", sim.DefaultUtilization, "fraction of GPU memory for weights + KV cache")
 	fs.StringVar(&f.onFull, "on-full", "preempt", "when the KV cache is full: preempt (recompute the newest sequence) or wait (reserve whole requests up front)")
 	return f
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }
 
 // clusterFlags describe a disaggregated deployment (--policy disaggregated).
@@ -132,8 +153,9 @@ func (f *clusterFlags) cluster(ef *engineFlags, step sim.StepModel) (sim.Cluster
 	if err != nil {
 		return sim.Cluster{}, err
 	}
-	if !(f.linkGBs >= 0) || f.linkGBs > 1e6 {
-		return sim.Cluster{}, fmt.Errorf("--link-gbs must be in [0, 1e6], got %g", f.linkGBs)
+	// Below 10 MB/s a KV transfer takes longer than any serving question cares about (1e-300 gave 1e298 s).
+	if !(f.linkGBs == 0 || f.linkGBs >= 0.01 && f.linkGBs <= 1e6) {
+		return sim.Cluster{}, fmt.Errorf("--link-gbs must be 0 (the GPU's link) or in [0.01, 1e6] GB/s, got %g", f.linkGBs)
 	}
 	return sim.Cluster{Step: step, Prefill: f.prefillGPUs, Decode: f.decodeGPUs, LinkBW: f.linkGBs * 1e9,
 		Router: router, Limits: cfg.Limits, PrefillMaxTokens: ef.budget}, nil
@@ -141,6 +163,16 @@ func (f *clusterFlags) cluster(ef *engineFlags, step sim.StepModel) (sim.Cluster
 
 // config builds the engine configuration for the step model.
 func (f *engineFlags) config(step sim.StepModel) (sim.Config, error) {
+	// sim reads 0 as "the default"; typed on the command line it is out of range.
+	if f.budget == 0 && f.fs != nil && isSet(f.fs, "budget") {
+		return sim.Config{}, fmt.Errorf("--budget must be in 1..%d tokens, got 0 (leave it out for the policy's default)", sim.MaxTokens)
+	}
+	if !(f.utilization > 0 && f.utilization <= 1) {
+		return sim.Config{}, fmt.Errorf("--gpu-memory-utilization must be in (0, 1], got %g", f.utilization)
+	}
+	if f.blockSize < 1 || f.blockSize > 1<<16 {
+		return sim.Config{}, fmt.Errorf("--block-size must be in 1..65536 tokens, got %d", f.blockSize)
+	}
 	p, err := sim.NewPolicy(f.policy, f.budget)
 	if err != nil {
 		return sim.Config{}, err

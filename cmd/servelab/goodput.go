@@ -29,11 +29,18 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	if wf.trace != "" {
 		return fmt.Errorf("--trace fixes the arrival times; goodput searches over Poisson rates")
 	}
+	limitMemory()
 	if !(*ttft >= 0 && *tpot >= 0 && *ttft+*tpot > 0) {
 		return fmt.Errorf("give a non-negative --ttft-slo and --tpot-slo, at least one positive; got %g and %g", *ttft, *tpot)
 	}
 	step, err := sf.stepModel()
 	if err != nil {
+		return err
+	}
+	// Every rate tried runs the same requests (the lengths do not depend on the rate).
+	if reqs, err := wf.requestsAt(1); err != nil {
+		return err
+	} else if err := checkOpenLoop(reqs, wf.source()); err != nil {
 		return err
 	}
 	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}
@@ -101,6 +108,13 @@ func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, 
 				"rate": total, "rate_per_gpu": perGPU, "saturated": sat})
 		}
 		fmt.Fprintf(stdout, "one prefill instance sustains %.1f req/s, one decode instance %.1f req/s\n", gPre, gDec)
+		if sat {
+			// The search's ceiling is no rate the cluster was shown to sustain.
+			fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated: saturated, the objective still holds at the search ceiling %.1f req/s, so the goodput is not found\n",
+				searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total)
+			fmt.Fprintf(stdout, "  %d requests are too few to load %d instances: raise --requests to find the knee\n", wf.requests, c.Prefill+c.Decode)
+			return nil
+		}
 		fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated %.1f req/s (%.1f per GPU)\n",
 			searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total, perGPU)
 		return nil

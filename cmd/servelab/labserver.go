@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -76,8 +75,8 @@ func (f *labServerFlags) describe(s *labserver.Server) string {
 	if c.Cadence > 0 {
 		return fmt.Sprintf("self-test cadence: a token every %v on every stream", c.Cadence)
 	}
-	return fmt.Sprintf("%s on %s, policy %s, time scale %g, %d token(s) per frame, max model len %d",
-		c.Engine.Step.Model.Name, c.Engine.Step.GPU.Name, c.Engine.Policy.Name(), c.TimeScale, c.StreamInterval, c.MaxModelLen)
+	return fmt.Sprintf("%s on %s, profile %s, policy %s, time scale %g, %d token(s) per frame, max model len %d",
+		c.Engine.Step.Model.Name, c.Engine.Step.GPU.Name, c.Engine.Step.Profile, c.Engine.Policy.Name(), c.TimeScale, c.StreamInterval, c.MaxModelLen)
 }
 
 // labServerUntil is labserver, running until ctx ends.
@@ -104,7 +103,7 @@ func labServerUntil(ctx context.Context, args []string, stdout, stderr io.Writer
 		// (a DNS-rebinding page) and any browser page's Origin.
 		h = companion.Guard(h, companion.LoopbackHosts(ln.Addr().(*net.TCPAddr).Port), nil)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	hs := companion.HTTPServer(h, companion.DefaultTimeouts)
 	fmt.Fprintf(stdout, "servelab labserver on http://%s (model %q)\n  %s\n", ln.Addr(), srv.Config().ModelName, lf.describe(srv))
 	if os.Getenv(apiKeyEnv) != "" {
 		fmt.Fprintf(stdout, "  API key required (from $%s)\n", apiKeyEnv)

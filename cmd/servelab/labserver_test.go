@@ -183,11 +183,37 @@ func TestMeasureFlagErrors(t *testing.T) {
 		{[]string{"measure", "--api", "responses"}, "--api must be completions or chat"},
 		{[]string{"measure", "--short-concurrency", "0"}, "--short-concurrency"},
 		{[]string{"measure", "--base-url", "http://127.0.0.1:1"}, "Is the server up? Otherwise pass --model explicitly"},
+		// Checked before the run, not found only when saving what it measured.
+		{[]string{"measure", "--base-url", "http://127.0.0.1:1", "--json", filepath.Join(t.TempDir(), "missing", "run.json")}, "does not exist (create it first"},
+		{[]string{"measure", "--base-url", "http://127.0.0.1:1", "--json", t.TempDir()}, "is a directory"},
 	} {
 		code, _, stderr := cli(t, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// A server that answers every request with an error: the run saves what it
+// saw and exits non-zero, saying that nothing was measured.
+func TestMeasureEveryRequestFailed(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		time.Sleep(150 * time.Millisecond) // slow enough that the run is not stopped as "every request failing"
+		http.Error(w, `{"error":{"message":"out of memory"}}`, http.StatusInternalServerError)
+	}))
+	defer hs.Close()
+	path := filepath.Join(t.TempDir(), "failed.json")
+	code, stdout, stderr := cli(t, "measure", "--quiet", "--base-url", hs.URL, "--warmup", "0", "--short-concurrency", "1",
+		"--duration", "0.5", "--inject-after", "0.1", "--json", path)
+	if code == 0 || !strings.Contains(stderr, "every request failed") || !strings.Contains(stderr, "out of memory") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if _, err := readMeasuredFile(path); err != nil {
+		t.Errorf("the failed run's JSON was not saved: %v", err)
 	}
 }
 

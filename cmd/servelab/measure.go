@@ -62,6 +62,11 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	if o.JSON != "" {
+		if err := labclient.CheckWritable(o.JSON); err != nil {
+			return err
+		}
+	}
 	if !*quiet {
 		o.Progress = stderr
 		if f, ok := stderr.(*os.File); ok {
@@ -107,6 +112,9 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 			where = "partial results saved to " + o.JSON
 		}
 		return fmt.Errorf("run stopped early: %v; %s", res.Stop, where)
+	}
+	if all, example := res.AllFailed(); all {
+		return fmt.Errorf("every request failed, so nothing was measured (e.g. %s)", example)
 	}
 	fmt.Fprintln(stdout, "\nEverything above was measured on your server. Run the other configuration and use `servelab compare` (or run.py --compare); a single run tells you nothing about chunking.")
 	return nil

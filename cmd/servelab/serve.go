@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -92,7 +91,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: comp.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	hs := companion.HTTPServer(comp.Handler(), companion.DefaultTimeouts)
 	fmt.Fprintf(stdout, "servelab serve: the playground on http://%s/\n", net.JoinHostPort(strings.Trim(*host, "[]"), strconv.Itoa(actual)))
 	for _, l := range cfg.Labs {
 		fmt.Fprintf(stdout, "  lab %-14s %s %s\n", l.Name, l.Kind, l.Description)
@@ -157,7 +156,7 @@ func startEmbeddedLabs(lf *labServerFlags, contrast bool) ([]companion.Lab, func
 		}
 		// Only the companion talks to an embedded lab server: no other Host, no browser page.
 		h := companion.Guard(s.Handler(), companion.LoopbackHosts(ln.Addr().(*net.TCPAddr).Port), nil)
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		hs := companion.HTTPServer(h, companion.DefaultTimeouts)
 		go hs.Serve(ln)
 		closers = append(closers, func() { s.Close(); hs.Close() })
 		c := s.Config()

@@ -86,6 +86,36 @@ func (w *workloadFlags) requestsAt(rate float64) ([]sim.Request, error) {
 	return sim.PoissonLengths(w.requests, rate, p, o, w.seed)
 }
 
+// source names the flags that set the workload's size, for messages.
+func (w *workloadFlags) source() string {
+	switch {
+	case w.trace != "":
+		return "the requests of --trace " + w.trace
+	case w.outDist != "":
+		return fmt.Sprintf("--requests %d x --output-dist %s", w.requests, w.outDist)
+	}
+	return fmt.Sprintf("--requests %d x --output %d", w.requests, w.output)
+}
+
+// maxSpan bounds the simulated seconds a Poisson workload may spread over:
+// at 1e8 s a float64 clock still resolves 15 ns, while at --rate 1e-14 the
+// arrivals lie near 1e17 s, where a whole step rounds away and TTFT and
+// TPOT print as 0.00 ms.
+const maxSpan = 1e8
+
+// checkRate refuses a --rate so low that the workload's arrivals outrun the
+// clock's precision.
+func (w *workloadFlags) checkRate() error {
+	if w.trace != "" || !(w.rate > 0) || w.requests < 1 {
+		return nil // a trace has its own times; sim.PoissonLengths names other bad values
+	}
+	if span := float64(w.requests) / w.rate; span > maxSpan {
+		return fmt.Errorf("--rate %g req/s spreads %d requests over about %.2g simulated seconds, beyond what the clock resolves: use --rate >= %.2g",
+			w.rate, w.requests, span, float64(w.requests)/maxSpan)
+	}
+	return nil
+}
+
 func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim", "[--workload poisson|lab] [flags] [--json]", stderr)
 	sf := addStepFlags(fs)
@@ -97,15 +127,31 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	limitMemory()
 	step, err := sf.stepModel()
 	if err != nil {
 		return err
 	}
+	if lf.like != "" {
+		b, note, err := benchLike(lf.like)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			return runBenchLike(b, note, ef, wf, step, *asJSON, stdout)
+		}
+	}
 	if lf.active() {
 		return runLabSim(lf, ef, step, *asJSON, stdout)
 	}
+	if err := wf.checkRate(); err != nil {
+		return err
+	}
 	reqs, err := wf.requestsAt(wf.rate)
 	if err != nil {
+		return err
+	}
+	if err := checkOpenLoop(reqs, wf.source()); err != nil {
 		return err
 	}
 	var out *sim.Outcome
@@ -126,13 +172,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		cfg.RecordTokens = true
+		cfg.CountGaps = true // exact ITL percentiles without keeping every token's time
 		if out, err = sim.Run(cfg, reqs); err != nil {
 			return err
 		}
 		policy = cfg.Policy.Name()
 	}
-	s := sim.Summarize(out.Results)
+	s := out.Summary()
 	f := simFigures{Policy: policy, Model: step.Model.Name, GPU: step.GPU.Name,
 		TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99,
 		TPOTP50: s.TPOTP50, TPOTP90: s.TPOTP90, TPOTP99: s.TPOTP99,

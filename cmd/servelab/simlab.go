@@ -31,7 +31,7 @@ func addLabFlags(fs *flag.FlagSet) *labFlags {
 	fs.IntVar(&f.w.LongCount, "long-count", f.w.LongCount, "lab: long prompts injected at once")
 	fs.Float64Var(&f.w.Duration, "duration", f.w.Duration, "lab: seconds of short-request load")
 	fs.Float64Var(&f.w.InjectAfter, "inject-after", f.w.InjectAfter, "lab: seconds into the run at which the long prompt arrives")
-	fs.StringVar(&f.like, "like", "", "lab: take the workload from a measured JSON's config (run.py or servelab measure)")
+	fs.StringVar(&f.like, "like", "", "take the workload from a measured file: a lab JSON's config (run.py, servelab measure), or a benchmark tool's result (its lengths, rate or concurrency; FILE#N picks run N)")
 	fs.StringVar(&f.label, "label", "", "lab: label for the summary (default: sim-<policy>)")
 	fs.StringVar(&f.save, "save", "", "lab: also write the run as measured JSON (config, summary, gaps) to this file")
 	return f
@@ -61,6 +61,9 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	}
 	cfg, err := ef.config(step)
 	if err != nil {
+		return err
+	}
+	if err := checkLab(w, step, f.like); err != nil {
 		return err
 	}
 	out, err := sim.RunLab(cfg, w)

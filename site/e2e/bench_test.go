@@ -42,9 +42,13 @@ func BenchmarkBrowser(b *testing.B) {
 	// by the page's own clock (navigation start is performance's zero).
 	open(b, ctx, base+"?preset=demo2")
 	first := eval[float64](b, ctx, `performance.now()`)
-	// app.wasm is fetched by the page (to compile early) or by the frame.
-	wire := eval[float64](b, ctx, `Math.max(...[window, document.getElementById("view").contentWindow].map(w => {
-		const e = w.performance.getEntriesByName(new URL("app.wasm", w.location.href).href)[0]; return e ? e.transferSize : -1; }))`)
+	// app.wasm (app.wasm?v=BUILD, or app.wasm.gz where the host does not
+	// compress) is fetched by the page (to compile early) or by the frame.
+	wire := eval[float64](b, ctx, `Math.max(-1, ...[window, document.getElementById("view").contentWindow].flatMap(w =>
+		w.performance.getEntriesByType("resource").filter(e => /\/app\.wasm(\.gz)?$/.test(new URL(e.name).pathname)).map(e => e.transferSize)))`)
+	if wire < 0 {
+		b.Fatal("no app.wasm among the page's resources")
+	}
 	firstFrame := eval[float64](b, ctx, `window.servelabFirstFrameMs || -1`)
 	if firstFrame < 0 {
 		firstFrame = first

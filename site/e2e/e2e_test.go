@@ -57,7 +57,7 @@ func serve(t testing.TB) string {
 
 // browser starts headless Chromium with the flags that let ebiten render
 // through SwiftShader, and returns a tab context.
-func browser(t testing.TB) context.Context {
+func browser(t testing.TB, ctxOpts ...chromedp.ContextOption) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if _, err := exec.LookPath(path); err != nil {
@@ -82,7 +82,7 @@ func browser(t testing.TB) context.Context {
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelC := chromedp.NewContext(actx, ctxOpts...)
 	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	if err := chromedp.Do(ctx); err != nil {

@@ -13,26 +13,68 @@ import (
 )
 
 // Overlay is a measured run laid over the simulation: the lab's gaps on the
-// simulation's clock, or a vLLM bench result's latency figures.
+// simulation's clock, or a benchmark tool's run (vLLM bench, GuideLLM,
+// AIPerf, GenAI-Perf, SGLang bench_serving, llmperf) with its latency
+// figures and, where the file keeps start times and chunk gaps, its gaps
+// normalised to tokens on the run's clock.
 type Overlay struct {
 	Name    string
-	Kind    string // "lab" or "vllm"
+	Kind    string // "lab", or the tool: "vllm", "guidellm", "aiperf", "genai-perf", "sglang", "llmperf"
 	Gaps    []sim.Gap
-	Origin  float64 // simulated time of the measured run's injection (gap times are relative to it)
+	Origin  float64 // simulated time of the measured run's injection (gap times are relative to it; a tool's run starts at it)
 	Lab     *sim.LabSummary
 	Config  *sim.LabConfig
-	VLLM    *sim.VLLMBench
-	VLLMFig [3][3]float64 // TTFT, TPOT, ITL x P50, P90, P99
+	VLLM    *sim.VLLMBench // Kind "vllm" only
+	Bench   *sim.BenchRun  // every tool's run, vLLM's included
+	VLLMFig [3][3]float64  // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
+	Runs    int            // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
+}
+
+// FigureRow is one line of a tool's figures for the page: computed from the
+// file's requests and, where the file states it, the file's own.
+type FigureRow struct {
+	Key      string  // BenchRun figure key, e.g. "ttft_p50"
+	Label    string  // e.g. "TTFT P50"
+	Measured float64 // seconds; NaN when the file cannot give it
+	File     float64 // seconds; NaN when the file states none
+}
+
+// FigureRows lists the tool's figures (P50, P90, P99 of TTFT, TPOT, ITL per
+// chunk, ITL per token, E2E) that either side has; nil for a lab run.
+func (o *Overlay) FigureRows() []FigureRow {
+	if o.Bench == nil {
+		return nil
+	}
+	figs := o.Bench.Figures()
+	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL per chunk", "itl_token": "ITL per token", "e2e": "E2E"}
+	var rows []FigureRow
+	for _, f := range sim.FigureNames {
+		for _, p := range []string{"p50", "p90", "p99"} {
+			k := f + "_" + p
+			m, okm := figs[k]
+			v, okf := o.Bench.Summary[k]
+			if !okm && !okf {
+				continue
+			}
+			if !okm {
+				m = math.NaN()
+			}
+			if !okf {
+				v = math.NaN()
+			}
+			rows = append(rows, FigureRow{Key: k, Label: names[f] + " " + strings.ToUpper(p), Measured: m, File: v})
+		}
+	}
+	return rows
 }
 
 // ParseMeasured reads an uploaded file: a lab JSON (run.py or servelab
-// measure) or a vLLM bench result. Errors say what is wrong with it.
+// measure) or a benchmark tool's result. Errors say what is wrong with it.
 func ParseMeasured(name string, data []byte) (*Overlay, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as the readers take it
 	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("%s is not JSON: %v", name, err)
-	}
-	if _, ok := probe["summary"]; ok {
+	perr := json.Unmarshal(data, &probe)
+	if _, ok := probe["summary"]; perr == nil && ok {
 		m, err := sim.ReadMeasured(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
@@ -47,37 +89,62 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 		}
 		return o, nil
 	}
-	if _, ok := probe["itls"]; ok {
-		b, err := sim.ReadVLLMBench(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
+	runs, err := sim.ReadBench(name, data)
+	if err != nil {
+		if perr != nil && !sim.IsBench(data) {
+			return nil, fmt.Errorf("%s is not JSON, nor JSON Lines: %v", name, perr)
 		}
-		o := &Overlay{Name: name, Kind: "vllm", VLLM: b}
-		var tpot []float64
-		for i, xs := range b.ITLs {
-			if (i < len(b.Errors) && b.Errors[i] != "") || len(xs) == 0 {
-				continue
-			}
-			s := 0.0
-			for _, x := range xs {
-				s += x
-			}
-			tpot = append(tpot, s/float64(len(xs)))
-		}
-		ttft := append([]float64(nil), b.TTFTs...)
-		itl := b.AllITLs()
-		for i, xs := range [][]float64{ttft, tpot, itl} {
-			for j, p := range []float64{50, 90, 99} {
-				o.VLLMFig[i][j] = sim.Percentile(xs, p)
-			}
-		}
-		return o, nil
+		return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v", name, err)
 	}
-	keys := make([]string, 0, len(probe))
-	for k := range probe {
-		keys = append(keys, k)
+	b := runs[0]
+	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: b.Timeline(), Runs: len(runs)}
+	if b.Tool == "vllm" {
+		if v, err := sim.ReadVLLMBench(bytes.NewReader(data)); err == nil {
+			o.VLLM = v
+		}
 	}
-	return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a vLLM bench result (needs \"itls\"); it has keys: %s", name, strings.Join(keys, ", "))
+	f := b.Figures()
+	itl := "itl_token" // per token, as the simulation's gaps are
+	for i, k := range []string{"ttft", "tpot", itl} {
+		for j, p := range []string{"p50", "p90", "p99"} {
+			o.VLLMFig[i][j] = f[k+"_"+p]
+		}
+	}
+	return o, nil
+}
+
+// Absorb takes a summary-only file of the same tool (AIPerf's
+// profile_export_aiperf.json, GenAI-Perf's profile_export_genai_perf.json,
+// llmperf's *_summary.json) into o, a run of that tool's per-request file,
+// so its figures sit beside the tool's own. It reports whether it did; the
+// page calls it before laying a second file as run B.
+func (o *Overlay) Absorb(s *Overlay) bool {
+	if o == nil || s == nil || o.Bench == nil || s.Bench == nil || o.Bench.Tool != s.Bench.Tool ||
+		len(o.Bench.Requests) == 0 || len(s.Bench.Requests) != 0 {
+		return false
+	}
+	o.Bench.Merge(s.Bench)
+	return true
+}
+
+// Lines says, for the page, what the tool's file is, what was normalised
+// and which figures it cannot give (nil for a lab run).
+func (o *Overlay) Lines() []string {
+	b := o.Bench
+	if b == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("%s: %s, %d requests", o.Name, b.Format, len(b.Requests))}
+	if o.Runs > 1 {
+		out = append(out, fmt.Sprintf("the file holds %d runs; the first is shown", o.Runs))
+	}
+	for _, n := range b.Notes {
+		out = append(out, "note: "+n)
+	}
+	for _, c := range b.Cannot {
+		out = append(out, "cannot give: "+c)
+	}
+	return out
 }
 
 // ApplyConfig sets the simulation up as the measured run was: the lab's
@@ -108,30 +175,55 @@ func (o *Overlay) ApplyConfig(s *State) []string {
 		set("inject", float64(c.InjectAfter))
 		set("t0", math.Max(0, c.InjectAfter-0.5))
 		set("span", 3)
-	case "vllm":
-		b := o.VLLM
+	default: // a benchmark tool's run
+		b := o.Bench
+		if b == nil {
+			break
+		}
 		s.Workload = "poisson"
-		mean := func(xs []int) float64 {
-			if len(xs) == 0 {
-				return 0
+		if p, out := b.MeanLengths(); p > 0 || out > 0 {
+			if p > 0 {
+				set("prompt", math.Round(p))
 			}
-			t := 0
-			for _, x := range xs {
-				t += x
+			if out > 0 {
+				set("output", math.Round(out))
 			}
-			return float64(t) / float64(len(xs))
 		}
-		if p := mean(b.InputLens); p > 0 {
-			set("prompt", math.Round(p))
+		n := 0
+		for _, r := range b.Requests {
+			if r.Error == "" {
+				n++
+			}
 		}
-		if p := mean(b.OutputLens); p > 0 {
-			set("output", math.Round(p))
-		}
-		if n := len(b.ITLs); n > 0 {
+		if n > 0 {
 			set("n", float64(n))
-			if b.Duration > 0 {
-				set("rate", float64(n)/b.Duration)
+		}
+		rate := b.Rate
+		if b.Concurrency > 0 || math.IsInf(rate, 1) || rate <= 0 {
+			rate = b.AchievedRate()
+			how := "states no rate"
+			switch {
+			case b.Concurrency > 0:
+				how = fmt.Sprintf("kept %d requests in flight", b.Concurrency)
+			case math.IsInf(b.Rate, 1):
+				how = "sent every request at once"
 			}
+			if rate > 0 {
+				notes = append(notes, fmt.Sprintf("%s %s; the page simulates Poisson arrivals at the %.3g req/s it achieved (servelab sim --like runs it as the tool did)", o.Name, how, rate))
+			}
+		}
+		if rate > 0 {
+			set("rate", rate)
+		} else {
+			notes = append(notes, o.Name+" states no rate, start times or duration; the rate setting is kept")
+		}
+		set("inject", 0) // a tool's run has no injection: its clock starts at the simulation's zero
+		set("t0", 0)
+		if b.Duration > 0 {
+			set("span", math.Min(b.Duration, 10))
+		}
+		if p, _ := b.MeanLengths(); p == 0 {
+			notes = append(notes, o.Name+" states no prompt lengths; the prompt setting is kept")
 		}
 	}
 	return notes

@@ -463,7 +463,7 @@ type Figures struct {
 	Submitted       int
 	Throughput      float64
 	Goodput         float64 // -1 while being computed
-	GoodputNote     string
+	GoodputNote     string  // a catalogue key (or a message) saying why there is no goodput
 	Truncated       bool
 }
 
@@ -476,11 +476,11 @@ func (r *SimRun) Figures() Figures {
 	f.Attainment = sim.Attainment(r.Results, slo(r.State))
 	switch {
 	case r.State.Workload == "lab":
-		f.GoodputNote = "n/a (closed loop)"
+		f.GoodputNote = "note.closedloop"
 	case r.Truncated:
-		f.GoodputNote = "n/a (run cut short)"
+		f.GoodputNote = "note.cut"
 	case SweepTooBig(r.State):
-		f.GoodputNote = "n/a (too many tokens to sweep in the page)"
+		f.GoodputNote = "note.toobig"
 	}
 	return f
 }

@@ -7,7 +7,6 @@
 package play
 
 import (
-	"fmt"
 	"math"
 	"net/url"
 	"sort"
@@ -29,6 +28,9 @@ type State struct {
 	GPU      string
 	// Numbers, keyed by the param table below.
 	Num map[string]float64
+	// Lang is the language of the notes Set returns ("" is English); it
+	// is the page's, not part of the simulation or its query.
+	Lang string
 }
 
 // Param is one numeric setting: its URL key (also the control's id), label,
@@ -48,6 +50,8 @@ var Params = []Param{
 	{"rate", "Arrival rate", 0.1, 200, 0.1, 20, "req/s"},
 	{"n", "Requests", 1, 20000, 1, 1500, ""},
 	{"seed", "Seed", 0, 1e9, 1, 1, ""},
+	{"batch", "Decode batch (demo 1)", 1, 512, 1, 32, ""},
+	{"ctx", "Context per sequence (demo 1)", 1, 32768, 1, 700, "tokens"},
 	{"budget", "Chunk budget", 16, 16384, 16, 2048, "tokens/step"},
 	{"bdec", "Budget counts decode tokens", 0, 1, 1, 1, ""},
 	{"streams", "Short streams", 1, 256, 1, 16, ""},
@@ -93,7 +97,7 @@ func DefaultState() State {
 
 // Clone copies s (the map too).
 func (s State) Clone() State {
-	c := s
+	c := s // Lang too
 	c.Num = make(map[string]float64, len(s.Num))
 	for k, v := range s.Num {
 		c.Num[k] = v
@@ -112,12 +116,12 @@ func (s State) F(key string) float64 { return s.Num[key] }
 func (s *State) set(key string, v float64) string {
 	n, ok := numIndex[key]
 	if !ok {
-		return fmt.Sprintf("unknown setting %q ignored", key)
+		return Tf(s.Lang, "note.unknown", key)
 	}
 	orig := v
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		s.Num[key] = n.Def
-		return fmt.Sprintf("%s: %v is not a number; using %s", n.Label, orig, FormatNum(n.Def))
+		return Tf(s.Lang, "note.nan", s.label(n), orig, FormatNum(n.Def))
 	}
 	if n.Step >= 1 {
 		v = math.Round(v) // whole-number settings round silently
@@ -126,9 +130,17 @@ func (s *State) set(key string, v float64) string {
 	s.Num[key] = clamped
 	if clamped != v {
 		v = clamped
-		return fmt.Sprintf("%s: %s is out of range [%s, %s]; clamped to %s", n.Label, FormatNum(orig), FormatNum(n.Min), FormatNum(n.Max), FormatNum(v))
+		return Tf(s.Lang, "note.range", s.label(n), FormatNum(orig), FormatNum(n.Min), FormatNum(n.Max), FormatNum(v))
 	}
 	return ""
+}
+
+// label is a setting's name in the notes' language.
+func (s *State) label(n *Param) string {
+	if l := T(s.Lang, "param."+n.Key); l != "param."+n.Key {
+		return l
+	}
+	return n.Label
 }
 
 // setChoice stores a string setting if it is one of the valid values.
@@ -149,9 +161,9 @@ func (s *State) setChoice(key, v string) string {
 			s.Preset = v
 			return ""
 		}
-		return fmt.Sprintf("unknown preset %q ignored", v)
+		return Tf(s.Lang, "note.unknownpreset", v)
 	default:
-		return fmt.Sprintf("unknown setting %q ignored", key)
+		return Tf(s.Lang, "note.unknown", key)
 	}
 	for _, x := range valid {
 		if strings.EqualFold(x, v) {
@@ -159,7 +171,7 @@ func (s *State) setChoice(key, v string) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("%s %q is not one of %s; kept %s", key, v, strings.Join(valid, ", "), *dst)
+	return Tf(s.Lang, "note.choice", key, v, strings.Join(valid, ", "), *dst)
 }
 
 // Set applies one key=value from the URL, a control or the JS API.
@@ -171,33 +183,41 @@ func (s *State) Set(key, value string) string {
 	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 	if err != nil {
 		if n, ok := numIndex[key]; ok {
-			return fmt.Sprintf("%s: %q is not a number; kept %s", n.Label, value, FormatNum(s.Num[key]))
+			return Tf(s.Lang, "note.notnum", s.label(n), value, FormatNum(s.Num[key]))
 		}
 	}
 	return s.set(key, v)
 }
 
+// pageKeys are URL keys of the page, not of the simulation (language,
+// chapter, embed mode): ParseQuery leaves them to the page.
+var pageKeys = map[string]bool{"lang": true, "chapter": true, "embed": true}
+
 // ParseQuery builds a state from a URL query: a preset first (if named),
 // then every other key on top. It returns the notes about clamped or
 // ignored values.
-func ParseQuery(q string) (State, []string) {
+func ParseQuery(q string) (State, []string) { return ParseQueryIn(q, "") }
+
+// ParseQueryIn is ParseQuery with its notes in lang.
+func ParseQueryIn(q, lang string) (State, []string) {
 	s := DefaultState()
+	s.Lang = lang
 	var notes []string
 	vals, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
 	if err != nil {
-		notes = append(notes, "the link's settings could not be read ("+err.Error()+"); showing defaults")
+		notes = append(notes, Tf(lang, "note.badlink", err.Error()))
 		return s, notes
 	}
 	if p := vals.Get("preset"); p != "" {
 		if pr, ok := PresetByName(p); ok {
 			pr.Apply(&s)
 		} else {
-			notes = append(notes, fmt.Sprintf("unknown preset %q; showing defaults", p))
+			notes = append(notes, Tf(lang, "note.nopreset", p))
 		}
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if k != "preset" {
+		if k != "preset" && !pageKeys[k] {
 			keys = append(keys, k)
 		}
 	}

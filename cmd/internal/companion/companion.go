@@ -133,6 +133,18 @@ type Server struct {
 	active *run
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	listMu sync.Mutex           // one directory scan at a time
+	listed map[string]savedInfo // by file name: what a saved run's file said, while it is unchanged
+}
+
+// savedInfo is a saved run's entry in the list, read from its file once
+// and kept while the file's size and modification time stay the same
+// (reading every file on every call took seconds for a few hundred MB).
+type savedInfo struct {
+	size int64
+	mod  time.Time
+	info runInfo
 }
 
 // New checks cfg.
@@ -418,15 +430,28 @@ func (s *Server) execute(ctx context.Context, ru *run, o labclient.Options) {
 	if res.Interrupted {
 		state, msg = "interrupted", "stopped early: "+fmt.Sprint(res.Stop)
 	}
+	if all, example := res.AllFailed(); all {
+		state, msg = "failed", strings.TrimPrefix(msg+"; ", "; ")+"every request failed, so nothing was measured (e.g. "+example+")"
+	}
 	saved := false
+	path := filepath.Join(s.cfg.RunsDir, ru.id+".json")
 	if s.cfg.RunsDir != "" {
-		if err := labclient.SaveMeasured(filepath.Join(s.cfg.RunsDir, ru.id+".json"), res.Measured); err != nil {
+		if err := labclient.SaveMeasured(path, res.Measured); err != nil {
 			msg = strings.TrimPrefix(msg+"; ", "; ") + "could not save the run: " + err.Error()
 		} else {
 			saved = true
 		}
 	}
 	ru.finish(state, msg, res.Measured)
+	if st, err := os.Stat(path); saved && err == nil {
+		// The list knows this file already: it need never read it back.
+		s.listMu.Lock()
+		if s.listed == nil {
+			s.listed = map[string]savedInfo{}
+		}
+		s.listed[filepath.Base(path)] = savedInfo{size: st.Size(), mod: st.ModTime(), info: ru.info()}
+		s.listMu.Unlock()
+	}
 	s.logf("run %s %s: worst gap %.1f ms\n", ru.id, state, res.Measured.Summary.WorstGap*1e3)
 	if saved {
 		s.forget(ru.id, keepInMemory)
@@ -469,25 +494,7 @@ type runInfo struct {
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	out := map[string]runInfo{}
 	if s.cfg.RunsDir != "" {
-		files, _ := filepath.Glob(filepath.Join(s.cfg.RunsDir, "*.json"))
-		for _, f := range files {
-			id := strings.TrimSuffix(filepath.Base(f), ".json")
-			if !validID.MatchString(id) {
-				continue
-			}
-			m, err := readMeasuredFile(f)
-			info := runInfo{ID: id, State: "done"}
-			if t, err := time.Parse("20060102-150405", id[:15]); err == nil {
-				info.Started = t
-			}
-			if err != nil {
-				info.State, info.Error = "failed", err.Error()
-			} else {
-				info.Label, info.Summary = m.Summary.Label, &m.Summary
-				if m.Extra != nil && m.Extra.Interrupted {
-					info.State = "interrupted"
-				}
-			}
+		for id, info := range s.savedRuns() {
 			out[id] = info
 		}
 	}
@@ -502,6 +509,52 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortFunc(list, func(a, b runInfo) int { return strings.Compare(b.ID, a.ID) })
 	writeJSON(w, http.StatusOK, list)
+}
+
+// savedRuns lists the runs saved in RunsDir, reading only files that are
+// new or changed since the last call.
+func (s *Server) savedRuns() map[string]runInfo {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	entries, _ := os.ReadDir(s.cfg.RunsDir)
+	fresh := make(map[string]savedInfo, len(entries))
+	out := make(map[string]runInfo, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !validID.MatchString(id) || !e.Type().IsRegular() {
+			continue
+		}
+		st, err := e.Info()
+		if err != nil {
+			continue
+		}
+		c, ok := s.listed[e.Name()]
+		if !ok || c.size != st.Size() || !c.mod.Equal(st.ModTime()) {
+			c = savedInfo{size: st.Size(), mod: st.ModTime(), info: readSavedInfo(filepath.Join(s.cfg.RunsDir, e.Name()), id)}
+		}
+		fresh[e.Name()] = c
+		out[id] = c.info
+	}
+	s.listed = fresh // files gone from the directory leave the cache
+	return out
+}
+
+// readSavedInfo is the list entry for the saved run id in file path.
+func readSavedInfo(path, id string) runInfo {
+	info := runInfo{ID: id, State: "done"}
+	if t, err := time.Parse("20060102-150405", id[:15]); err == nil {
+		info.Started = t
+	}
+	m, err := readMeasuredFile(path)
+	if err != nil {
+		info.State, info.Error = "failed", err.Error()
+		return info
+	}
+	info.Label, info.Summary = m.Summary.Label, &m.Summary
+	if m.Extra != nil && m.Extra.Interrupted {
+		info.State = "interrupted"
+	}
+	return info
 }
 
 func readMeasuredFile(path string) (*sim.Measured, error) {
@@ -595,32 +648,37 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
 	// A reconnecting EventSource says how far it got; carry on from there.
-	next := 0
+	ru.flush()
+	off := 0
 	if n, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && n > 0 {
-		next = n
+		off = ru.offset(n)
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	var buf []byte
 	for {
-		evs, done, info, sum := ru.since(next)
-		buf = appendEvents(buf[:0], evs, next)
-		next += len(evs)
-		if done {
-			if sum != nil {
-				buf = appendSSE(buf, "summary", sum, next)
-			}
-			if info.Error != "" {
-				buf = appendSSE(buf, "error", map[string]string{"message": info.Error}, next)
-			}
-			buf = appendSSE(buf, "end", map[string]string{"id": id, "state": info.State}, next)
-		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+		ru.flush()
+		chunk, next, done, info, sum := ru.view(off)
+		off += len(chunk)
+		// The shared log goes out as it is, in pieces: nothing is copied per subscriber.
+		for len(chunk) > 0 {
+			n := min(len(chunk), 1<<20)
+			if _, err := w.Write(chunk[:n]); err != nil || rc.Flush() != nil {
 				return
 			}
+			chunk = chunk[n:]
 		}
 		if done {
+			var tail []byte
+			if sum != nil {
+				tail = appendSSE(tail, "summary", sum, next)
+			}
+			if info.Error != "" {
+				tail = appendSSE(tail, "error", map[string]string{"message": info.Error}, next)
+			}
+			tail = appendSSE(tail, "end", map[string]string{"id": id, "state": info.State}, next)
+			if _, err := w.Write(tail); err == nil {
+				_ = rc.Flush()
+			}
 			return
 		}
 		select {
@@ -629,40 +687,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
-}
-
-// appendEvents writes token events in one "tokens" batch and the rest one
-// by one, in order; evs start at index start of the run's events, and each
-// message's id is the index of the event after it (what Last-Event-ID resumes from).
-func appendEvents(b []byte, evs []labclient.Event, start int) []byte {
-	var batch []labclient.Event
-	flush := func(end int) {
-		if len(batch) > 0 {
-			b = appendSSE(b, "tokens", batch, start+end)
-			batch = batch[:0]
-		}
-	}
-	for i, e := range evs {
-		if e.Type == "token" {
-			batch = append(batch, e)
-			continue
-		}
-		flush(i)
-		b = appendSSE(b, e.Type, e, start+i+1)
-	}
-	flush(len(evs))
-	return b
-}
-
-func appendSSE(b []byte, event string, v any, id int) []byte {
-	data, _ := json.Marshal(v)
-	b = append(b, "event: "...)
-	b = append(b, event...)
-	b = append(b, "\nid: "...)
-	b = strconv.AppendInt(b, int64(id), 10)
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
-	return append(b, "\n\n"...)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,137 @@ func TestOldSavedRunsLeaveMemory(t *testing.T) {
 	a := do(t, "GET", base+"/api/runs/"+ids[0], map[string]string{"Host": host}, "")
 	if a.status != 200 || !strings.Contains(a.body, `"worst_gap": 0.5`) && !strings.Contains(a.body, `"worst_gap":0.5`) {
 		t.Fatalf("an evicted run must still be served from disk: %d %s", a.status, clip(a.body, 200))
+	}
+}
+
+// The run list reads a saved file once, not on every call: a file changed
+// behind its back keeping size and time is still listed as first read; a
+// touched one is read again; a removed one leaves the list.
+func TestRunListReadsEachSavedFileOnce(t *testing.T) {
+	_, base, dir := startCompanion(t, "http://127.0.0.1:1")
+	ids := []string{"20260101-000001-abcdef", "20260101-000002-abcdef"}
+	for i, id := range ids {
+		m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.LabSummary{Label: fmt.Sprintf("run%d", i), Error: "e"}}
+		if err := labclient.SaveMeasured(filepath.Join(dir, id+".json"), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() map[string]runInfo {
+		a := do(t, "GET", base+"/api/runs", nil, "")
+		var l []runInfo
+		if err := json.Unmarshal([]byte(a.body), &l); err != nil || a.status != 200 {
+			t.Fatalf("list: %d %s", a.status, a.body)
+		}
+		out := map[string]runInfo{}
+		for _, r := range l {
+			out[r.ID] = r
+		}
+		return out
+	}
+	if l := list(); len(l) != 2 || l[ids[0]].Label != "run0" || l[ids[0]].State != "done" {
+		t.Fatalf("first list: %+v", l)
+	}
+	path := filepath.Join(dir, ids[0]+".json")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", int(st.Size()))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if l := list(); l[ids[0]].Label != "run0" || l[ids[0]].State != "done" {
+		t.Errorf("an unchanged (same size and time) file was read again: %+v", l[ids[0]])
+	}
+	later := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if l := list(); l[ids[0]].State != "failed" {
+		t.Errorf("a changed file was not read again: %+v", l[ids[0]])
+	}
+	os.Remove(filepath.Join(dir, ids[1]+".json"))
+	if l := list(); len(l) != 1 {
+		t.Errorf("a removed file is still listed: %+v", l)
+	}
+}
+
+// Subscribers replaying a long run share one encoded history: twenty of
+// them allocate far less than twenty encodings of it.
+func TestEventSubscribersShareTheHistory(t *testing.T) {
+	s, base, _ := startCompanion(t, "http://127.0.0.1:1")
+	id := "20260101-000003-abcdef"
+	ru := newRun(id, "big", "lab", 1<<30)
+	ru.add(labclient.Event{Type: "phase", Phase: "load"})
+	for i := range 200_000 {
+		ru.add(labclient.Event{Type: "token", T: float64(i) * 1e-3, Stream: i % 16, Gap: 0.0071, Tokens: 1})
+	}
+	ru.finish("done", "", &sim.Measured{Summary: sim.LabSummary{Label: "big", Error: "e"}})
+	s.mu.Lock()
+	s.runs[id] = ru
+	s.mu.Unlock()
+	logSize := len(ru.log)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const subs = 20
+	errs := make(chan error, subs)
+	for range subs {
+		go func() {
+			resp, err := http.Get(base + "/api/runs/" + id + "/events")
+			if err != nil {
+				errs <- err
+				return
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err == nil && n < int64(logSize) {
+				err = fmt.Errorf("a subscriber got %d bytes of a %d-byte history", n, logSize)
+			}
+			errs <- err
+		}()
+	}
+	for range subs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d subscribers replaying a %.1f MB history allocated %.1f MB", subs, float64(logSize)/(1<<20), float64(alloc)/(1<<20))
+	if alloc > uint64(3*logSize) {
+		t.Errorf("%d subscribers allocated %d MB replaying a %.1f MB history; want well under one copy each", subs, alloc>>20, float64(logSize)/(1<<20))
+	}
+}
+
+// A run in which every request failed measured nothing: it ends "failed",
+// saying why, with what it saw still saved.
+func TestRunWithEveryRequestFailedIsFailed(t *testing.T) {
+	lab := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+		http.Error(w, `{"error":{"message":"out of memory"}}`, http.StatusInternalServerError)
+	}))
+	defer lab.Close()
+	_, u, dir := startCompanion(t, lab.URL)
+	a := do(t, "POST", u+"/api/measure", nil, `{"duration":0.5,"inject_after":0.1,"short_concurrency":1,"warmup":0}`)
+	var started struct{ ID, Events string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil || a.status != 202 {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	evs := events(t, u+started.Events)
+	if last := evs[len(evs)-1]; last[0] != "end" || !strings.Contains(last[1], `"state":"failed"`) {
+		t.Errorf("last event %v, want the run failed", last)
+	}
+	if _, err := os.Stat(filepath.Join(dir, started.ID+".json")); err != nil {
+		t.Errorf("the failed run was not saved: %v", err)
+	}
+	if l := do(t, "GET", u+"/api/runs", nil, ""); !strings.Contains(l.body, "every request failed") {
+		t.Errorf("list: %s", l.body)
 	}
 }

@@ -82,7 +82,7 @@ func oneStream(t *testing.T, o Options, frames ...string) (reply, []int) {
 	o.Model = "fake-model"
 	m := &measurement{opts: o, client: NewClient(2, true), t0: time.Now()}
 	var toks []int
-	r := m.streamOne(context.Background(), "1 2 3", 3, func(_ time.Time, _ time.Duration, n int, _ bool, _ float64) { toks = append(toks, n) })
+	r := m.streamOne(context.Background(), "1 2 3", 16, func(_ time.Time, _ time.Duration, n int, _ bool, _ float64) { toks = append(toks, n) })
 	return r, toks
 }
 
@@ -115,6 +115,11 @@ func TestChunkHandling(t *testing.T) {
 		{"old-style error object", "completions", []string{text("a"), `data: {"object":"error","message":"boom"}` + "\n\n"}, false, 1, 1, []int{1}, "boom"},
 		{"malformed lines are skipped", "completions", []string{"data: {nope\n\n", text("a"), "data: [DONE]\n\n"}, true, 1, 1, []int{1}, ""},
 		{"nothing but a role chunk", "chat", []string{`data: {"choices":[{"delta":{"role":"assistant"}}]}` + "\n\n", "data: [DONE]\n\n"}, false, 0, 0, nil, "no content chunks"},
+		{"completion_tokens of 2^63-1 is not a count", "completions", []string{
+			`data: {"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}` + "\n\n",
+			`data: {"choices":[{"text":"b"}],"usage":{"completion_tokens":9223372036854775807}}` + "\n\n",
+			`data: {"choices":[{"text":"c"}],"usage":{"completion_tokens":9223372036854775807}}` + "\n\n",
+			"data: [DONE]\n\n"}, true, 3, 3, []int{1, 1, 1}, ""},
 		{"a frame far beyond 64 KiB", "completions", []string{text(strings.Repeat("x", 200_000)), "data: [DONE]\n\n"}, true, 1, 1, []int{1}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -334,5 +339,123 @@ func TestReportMatchesScriptLayout(t *testing.T) {
 	}
 	if pyRepr("run") != "'run'" || pyRepr(`a'b"c`) != `'a\'b"c'` {
 		t.Error(pyRepr(`a'b"c`))
+	}
+}
+
+// streamFrom runs one request through the client against handler h.
+func streamFrom(t *testing.T, o Options, h http.HandlerFunc) reply {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	o.BaseURL, o.Model = srv.URL, "fake-model"
+	m := &measurement{opts: o, client: NewClient(2, true), t0: time.Now()}
+	return m.streamOne(context.Background(), "1 2 3", 3, func(time.Time, time.Duration, int, bool, float64) {})
+}
+
+// TestEndlessLineIsCut: a server sending a line with no newline gets the
+// request failed once the line passes maxLine, not held in memory whole.
+func TestEndlessLineIsCut(t *testing.T) {
+	const total = 256 << 20
+	var written atomic.Int64
+	r := streamFrom(t, opts(""), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		w.Write([]byte("data: "))
+		for written.Load() < total {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	if r.ok || !strings.Contains(r.err, "without a newline") {
+		t.Errorf("a %d MiB line: ok=%v err=%q, want the request failed for the line", total>>20, r.ok, r.err)
+	}
+	// The client stops reading at maxLine; what the server got out beyond it sits in socket buffers.
+	if w := written.Load(); w > 2*maxLine+(16<<20) {
+		t.Errorf("the server wrote %d MiB before the client gave up (line limit %d MiB)", w>>20, maxLine>>20)
+	}
+}
+
+// TestIdleTimerSeesAGrowingLine: bytes arriving count as activity even while
+// no line is complete, so a slow long frame is not taken for a dead server.
+func TestIdleTimerSeesAGrowingLine(t *testing.T) {
+	o := opts("")
+	o.Timeout = 1
+	r := streamFrom(t, o, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		io.WriteString(w, `data: {"choices":[{"text":"`)
+		for i := 0; i < 40; i++ { // 2 s of one growing line, 50 ms between pieces
+			time.Sleep(50 * time.Millisecond)
+			io.WriteString(w, strings.Repeat("y", 1000))
+			rc.Flush()
+		}
+		io.WriteString(w, "\"}]}\n\ndata: [DONE]\n\n")
+	})
+	if !r.ok || r.chunks != 1 {
+		t.Errorf("a line growing for 2 s with data every 50 ms (--timeout 1): ok=%v chunks=%d err=%q", r.ok, r.chunks, r.err)
+	}
+}
+
+// TestWarnsWhenFramesShareOneRead: frames a server (or a loaded client's
+// late read) delivers together get one timestamp; the run says so in its
+// warnings instead of reporting 0 ms gaps as fact.
+func TestWarnsWhenFramesShareOneRead(t *testing.T) {
+	srv := fakeServer(t, func(n int, body map[string]any) script {
+		k := int(body["max_tokens"].(float64))
+		var fs []string
+		for i := 1; i <= k; i += 2 { // two frames per write: one read gets both
+			f := fmt.Sprintf(`data: {"choices":[{"text":"t"}],"usage":{"completion_tokens":%d}}`+"\n\n", i)
+			f += fmt.Sprintf(`data: {"choices":[{"text":"t"}],"usage":{"completion_tokens":%d}}`+"\n\n", i+1)
+			fs = append(fs, f)
+		}
+		return script{pause: 10 * time.Millisecond, frames: append(fs, "data: [DONE]\n\n")}
+	})
+	o := opts(srv.URL)
+	o.ShortOutputLen = 4
+	res, err := Measure(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Measured.Extra.Warnings, "\n")
+	if !strings.Contains(w, "were 0 ms: those frames were read together") {
+		t.Errorf("half the gaps are 0 ms, warnings:\n%s", w)
+	}
+	var buf bytes.Buffer
+	if err := sim.WriteMeasured(&buf, res.Measured); err != nil || !strings.Contains(buf.String(), "read together") {
+		t.Errorf("the saved JSON lacks the warning (%v)", err)
+	}
+	if SameReadWarning(3, 1000) != "" || SameReadWarning(10, 1000) == "" {
+		t.Errorf("SameReadWarning: under 1%% should pass quietly, 1%% should warn")
+	}
+}
+
+// TestUsageBeyondMaxTokensIsIgnored: a response whose usage says more than
+// max_tokens is counted by frames and warned about.
+func TestUsageBeyondMaxTokensIsIgnored(t *testing.T) {
+	srv := fakeServer(t, func(n int, body map[string]any) script {
+		return script{pause: 5 * time.Millisecond, frames: []string{
+			`data: {"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}` + "\n\n",
+			`data: {"choices":[{"text":"b"}],"usage":{"completion_tokens":9223372036854775807}}` + "\n\n",
+			"data: [DONE]\n\n"}}
+	})
+	res, err := Measure(context.Background(), opts(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Measured.Extra.Requests {
+		if r.Tokens > 3 {
+			t.Fatalf("a request of max_tokens 3 counted %d tokens", r.Tokens)
+		}
+	}
+	for _, f := range res.Measured.Extra.Frames {
+		if f.Tokens != 1 {
+			t.Fatalf("a frame counted %d tokens", f.Tokens)
+		}
+	}
+	if w := strings.Join(res.Measured.Extra.Warnings, "\n"); !strings.Contains(w, "more completion_tokens than max_tokens") {
+		t.Errorf("warnings:\n%s", w)
 	}
 }

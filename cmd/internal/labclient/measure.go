@@ -6,8 +6,8 @@
 // Precision: each line is timestamped with the arrival of the read that
 // completed it, before any JSON decoding: on Linux the kernel's receive
 // timestamp (SO_TIMESTAMPNS), so the client's own scheduling delays drop
-// out, elsewhere the monotonic clock when the read returns. Lines have no
-// length limit; the transport ignores proxies from the environment, never
+// out, elsewhere the monotonic clock when the read returns. A line may be
+// up to 1 MiB; the transport ignores proxies from the environment, never
 // compresses, keeps an idle connection per stream and opens them all before
 // the clock starts. Care: tokens per frame come from the server's usage when
 // it sends it (frames and tokens are kept apart), role-only and usage-only
@@ -72,6 +72,24 @@ type Result struct {
 	Run         sim.LabRun
 	Interrupted bool  // stopped early; the summary covers what was measured
 	Stop        error // why it stopped early (nil: ran to the end)
+}
+
+// AllFailed reports whether the run made requests and none of them
+// succeeded, with an example error: such a run measured nothing.
+func (r *Result) AllFailed() (bool, string) {
+	n, example := 0, ""
+	for _, rs := range [][]sim.StreamResult{r.Run.Short, r.Run.Long} {
+		for _, s := range rs {
+			if s.OK {
+				return false, ""
+			}
+			n++
+			if example == "" {
+				example = s.Error
+			}
+		}
+	}
+	return n > 0, example
 }
 
 // ErrServerGone reports a lab server that stopped answering mid-run.
@@ -453,6 +471,22 @@ func (m *measurement) progress(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
+// SameReadWarning is the warning for sameRead of gaps inter-token gaps
+// being exactly 0, or "" when too few are to matter (under 1%). Frames that
+// one read returned share that read's time (the kernel's receive time of the
+// batch, or the moment the read returned): under CPU load the client falls
+// behind, frames pile up in the socket and their own gaps are lost, showing
+// as 0 ms gaps and, before them, one long one.
+func SameReadWarning(sameRead, gaps int) string {
+	if sameRead == 0 || sameRead*100 < gaps {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d inter-token gaps (%.0f%%) were 0 ms: those frames were read together and share one timestamp, "+
+		"so their real gaps are lost and ITL percentiles, the worst gap and the spike ratio are not trustworthy. "+
+		"The client machine was probably too busy: measure again on a quieter machine or with fewer --short-concurrency streams",
+		sameRead, gaps, 100*float64(sameRead)/float64(gaps))
+}
+
 // assemble builds the analysis input and the measured JSON from what was recorded.
 func (m *measurement) assemble(inject, wall float64, injected bool, res *Result) (sim.LabRun, *sim.Measured) {
 	m.mu.Lock()
@@ -464,7 +498,7 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 	meas := &sim.Measured{Config: cfg, Summary: sim.SummariseLab(run), Gaps: sim.GapsFrom(m.arrivals, inject)}
 	x := &sim.Extra{Interrupted: res.Interrupted}
 	slices.SortFunc(m.requests, func(a, b reqRec) int { return a.idx - b.idx })
-	short, shortReq, bundled, noUsage, malformed := 0, 0, 0, 0, 0
+	short, shortReq, bundled, noUsage, malformed, badUsage, gaps, sameRead := 0, 0, 0, 0, 0, 0, 0, 0
 	var example string
 	for _, q := range m.requests {
 		r := q.r
@@ -486,6 +520,11 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 			}
 		}
 		malformed += r.malformed
+		gaps += r.gaps
+		sameRead += r.sameRead
+		if r.badUsage {
+			badUsage++
+		}
 	}
 	if res.Interrupted {
 		why := "interrupted"
@@ -510,6 +549,12 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 	}
 	if o.StreamUsage && noUsage > 0 && noUsage == shortReq {
 		x.Warnings = append(x.Warnings, "the server sent no usage in its chunks: tokens per frame are assumed to be 1")
+	}
+	if badUsage > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d responses reported more completion_tokens than max_tokens allows: their usage was ignored and each frame counted as one token", badUsage))
+	}
+	if w := SameReadWarning(sameRead, gaps); w != "" {
+		x.Warnings = append(x.Warnings, w)
 	}
 	if malformed > 0 {
 		x.Warnings = append(x.Warnings, fmt.Sprintf("%d data lines were not JSON and were skipped", malformed))

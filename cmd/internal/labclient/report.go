@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -157,4 +158,27 @@ func SaveMeasured(path string, m *sim.Measured) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// CheckWritable makes sure a measured JSON can be saved at path before a run
+// starts, so that a missing directory is not found only once the data is in.
+func CheckWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--json %s is a directory: name a file", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--json %s: directory %s does not exist (create it first, or the run's data would be lost)", path, dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--json %s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".servelab-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--json %s: cannot write in %s: %v", path, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }

@@ -35,6 +35,9 @@ type reply struct {
 	err       string
 	connErr   bool // the connection failed (refused, reset, cut mid-stream), not an HTTP error
 	cancelled bool // stopped by the caller
+	gaps      int  // gaps between content frames
+	sameRead  int  // of them, 0 exactly: the frames came out of one read, with one time
+	badUsage  bool // usage counted more tokens than max_tokens allows: ignored, one per frame
 }
 
 // stampedReader remembers the arrival time of the bytes its last Read
@@ -44,11 +47,15 @@ type stampedReader struct {
 	r      io.Reader
 	conn   *kernelConn // nil: no kernel timestamps
 	last   time.Time
-	kernel bool // last came from the kernel
+	kernel bool   // last came from the kernel
+	onData func() // called whenever bytes arrive (resets the idle timer)
 }
 
 func (s *stampedReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
+	if n > 0 && s.onData != nil {
+		s.onData()
+	}
 	s.last = time.Now()
 	if s.conn != nil {
 		s.last, s.kernel = s.conn.arrival(s.last)
@@ -128,7 +135,8 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		out.err = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.ToValidUTF8(string(b), "\uFFFD"))
 		return out
 	}
-	sr := &stampedReader{r: resp.Body, conn: conn}
+	// Any bytes arriving count as activity, also while one long line grows.
+	sr := &stampedReader{r: resp.Body, conn: conn, onData: func() { idle.Reset(seconds(o.Timeout)) }}
 	br := bufio.NewReaderSize(sr, 64<<10)
 	var (
 		last  time.Time
@@ -139,7 +147,12 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A frame longer than the buffer: keep reading, no line-length limit.
+			// A frame longer than the buffer: keep reading, up to maxLine.
+			if len(long)+len(line) > maxLine {
+				out.latency = time.Since(start)
+				out.err = fmt.Sprintf("a line of over %d MiB without a newline: not an SSE stream of tokens", maxLine>>20)
+				return out
+			}
 			long = append(long, line...)
 			continue
 		}
@@ -154,7 +167,6 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 			return fail(err)
 		}
 		now := sr.last
-		idle.Reset(seconds(o.Timeout))
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
@@ -186,11 +198,24 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		case f.Tokens == 0:
 			continue // role-only, usage-only or empty: not a token, and must not move the last-token time
 		}
+		if f.Tokens > 1 && f.Tokens > maxTokens-out.tokens {
+			// More than max_tokens in all (completion_tokens of 2^63-1, say):
+			// a server's count that cannot be true is not believed.
+			out.badUsage = true
+		}
+		if out.badUsage {
+			f.Tokens = 1
+		}
 		if out.chunks == 0 {
 			out.ttft = now.Sub(start)
 			sink(now, 0, f.Tokens, true, f.ServelabT)
 		} else {
-			sink(now, now.Sub(last), f.Tokens, false, f.ServelabT)
+			gap := now.Sub(last)
+			out.gaps++
+			if gap == 0 {
+				out.sameRead++
+			}
+			sink(now, gap, f.Tokens, false, f.ServelabT)
 		}
 		out.chunks++
 		out.tokens += f.Tokens
@@ -200,14 +225,21 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		}
 	}
 	out.latency = time.Since(start)
-	out.tokens = count.Total(out.tokens)
-	out.usage, out.bundled = count.Usage, count.Bundled
+	if !out.badUsage {
+		out.tokens = count.Total(out.tokens)
+	}
+	out.usage, out.bundled = count.Usage && !out.badUsage, count.Bundled && !out.badUsage
 	out.ok = out.chunks > 0
 	if !out.ok {
 		out.err = "no content chunks — check --api and that streaming is on"
 	}
 	return out
 }
+
+// maxLine bounds one SSE line: a token frame is well under a KiB, one with
+// a long text still far below this, and a server that never sends a newline
+// must not make the client hold the stream in memory (on every stream).
+const maxLine = 1 << 20
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -91,13 +92,19 @@ func (e *badRequest) Error() string { return e.msg }
 
 // parse reads and checks a generation request, returning it with its prompt length in tokens.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*request, int, int, error) {
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	dec := json.NewDecoder(body)
-	var req request
-	if err := dec.Decode(&req); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, 0, 0, fmt.Errorf("request body larger than %d bytes: %w", s.cfg.MaxBodyBytes, err)
+			return nil, 0, 0, fmt.Errorf("request body larger than %d bytes (the lab server's limit for a %d-token context): %w", s.cfg.MaxBodyBytes, s.cfg.MaxModelLen, err)
+		}
+		return nil, 0, 0, fmt.Errorf("reading the request body: %w", err)
+	}
+	var req request
+	if err := decodeExact(data, &req); err != nil {
+		var bad *badRequest
+		if errors.As(err, &bad) {
+			return nil, 0, 0, bad
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -190,7 +197,11 @@ func messageWords(raw json.RawMessage) (float64, error) {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := decodeExact(raw, &m); err != nil {
+		var bad *badRequest
+		if errors.As(err, &bad) {
+			return 0, bad
+		}
 		return 0, errors.New("want an object with role and content")
 	}
 	if m.Role == "" {

@@ -52,7 +52,7 @@ type Config struct {
 	TokensPerWord  float64       // prompt tokens per whitespace-separated word; 0 means 1
 	NaturalLen     int           // without ignore_eos a response ends after this many tokens; 0: never early
 	APIKey         string        // when set, every /v1 request needs "Authorization: Bearer <APIKey>"
-	MaxBodyBytes   int64         // request body limit; 0 means 64 MiB
+	MaxBodyBytes   int64         // request body limit; 0: sized to MaxModelLen (bodyLimit)
 }
 
 // Server is a running lab server. Its Handler serves the API; Close stops it.
@@ -118,7 +118,8 @@ const (
 	minGap      = 1 * time.Microsecond   // between a writer's slots
 	maxGap      = 100 * time.Microsecond //
 	resetAfter  = 50_000                 // requests before an idle engine is replaced (bounds memory)
-	maxRequest  = 64 << 20               // default body limit
+	bodySlack   = 1 << 20                // bodyLimit: JSON, chat framing, other fields
+	bytesPerTok = 16                     // bodyLimit: a word or token id and its separator (run.py: 6)
 	maxTokens   = sim.MaxTokens          // per prompt or output
 	queueDepth  = 1 << 14                // submissions waiting for the driver
 	defaultChat = 256                    // max_tokens when a chat request gives none
@@ -126,6 +127,14 @@ const (
 	writeWait   = 2 * time.Second        // a client that takes longer to accept a frame is dropped
 	dropEvery   = 10_000                 // requests between forgetting finished ones
 )
+
+// bodyLimit is the default request body limit: room for a prompt that fills
+// the context (tokens as words, or token ids) and the request's other
+// fields, so that a few concurrent bodies cannot hold gigabytes.
+func bodyLimit(maxModelLen int, tokensPerWord float64) int64 {
+	perTok := float64(bytesPerTok) * max(1, 1/tokensPerWord)
+	return bodySlack + int64(float64(maxModelLen)*perTok)
+}
 
 // New checks cfg, builds the engine and starts the driver and the writers.
 func New(cfg Config) (*Server, error) {
@@ -153,9 +162,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NaturalLen < 0 || cfg.MaxModelLen < 0 || cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("natural length, max model length and body limit must not be negative")
 	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = maxRequest
-	}
 	if cfg.Cadence == 0 {
 		if cfg.Engine.Policy == nil {
 			p, err := sim.NewPolicy("chunked", 0)
@@ -179,6 +185,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxModelLen == 0 {
 		cfg.MaxModelLen = 1 << 20
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = bodyLimit(cfg.MaxModelLen, cfg.TokensPerWord)
 	}
 	s := &Server{cfg: cfg, model: quoteJSON(cfg.ModelName), submit: make(chan *stream, queueDepth), gone: make(chan int, queueDepth),
 		quit: make(chan struct{}), stopped: make(chan struct{}), started: time.Now()}

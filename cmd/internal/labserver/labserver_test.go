@@ -200,6 +200,15 @@ func TestErrorsAreOpenAIStyle(t *testing.T) {
 		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":{"a":1}}`, 400, "prompt must be"},
 		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[]}`, 400, "messages must be"},
 		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[{"content":"x"}]}`, 400, "role is required"},
+		// Keys are matched exactly, as vLLM does: a key that only folds to a field is refused, never taken for it.
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","max_to\u212aens":2000}`, 400, `did you mean "max_tokens"`},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","max_token\u017f":2000}`, 400, `did you mean "max_tokens"`},
+		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[{"role":"user","content":"x"}],"max_completion_tokens":5,"Max_Tokens":2000}`, 400, `did you mean "max_tokens"`},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","stream_options":{"Include_Usage":true}}`, 400, `did you mean "stream_options.include_usage"`},
+		{"POST", "/v1/chat/completions", "Bearer sekret", `{"messages":[{"ROLE":"user","content":"x"}]}`, 400, `did you mean "role"`},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","stream_options":{"include_usage":"yes"}}`, 400, "stream_options.include_usage: wrong type"},
+		{"POST", "/v1/completions", "Bearer sekret", `{"prompt":"x","max_tokens":"many"}`, 400, "max_tokens: wrong type"},
+		{"POST", "/v1/completions", "Bearer sekret", `[1,2]`, 400, "must be a JSON object, got array"},
 		{"GET", "/v1/completions", "Bearer sekret", ``, 405, "POST"},
 		{"GET", "/v2/whatever", "Bearer sekret", ``, 404, "no route"},
 	} {
@@ -223,6 +232,37 @@ func TestErrorsAreOpenAIStyle(t *testing.T) {
 		if err != nil || resp.StatusCode != c.status || body.Error.Code != c.status || !strings.Contains(body.Error.Message, c.want) || body.Error.Type == "" {
 			t.Errorf("%s %s %s: status %d, body %+v (%v); want %d and %q", c.method, c.path, c.body, resp.StatusCode, body, err, c.status, c.want)
 		}
+	}
+}
+
+// TestBodyLimitFollowsContext: the default body limit is sized to the
+// context (a few MiB for 131072 tokens), not tens of MiB.
+func TestBodyLimitFollowsContext(t *testing.T) {
+	s, url := start(t, func(c *Config) { c.MaxModelLen = 131072; c.TimeScale = 1e-3 })
+	limit := s.Config().MaxBodyBytes
+	if limit < 131072*6 || limit > 4<<20 {
+		t.Fatalf("default body limit %d bytes for a 131072-token context; want room for run.py's prompt (6 B/token) and at most 4 MiB", limit)
+	}
+	// The longest prompt run.py sends for this context fits; a bigger body is refused with 413.
+	ok := `{"prompt":"` + words(131000) + `","max_tokens":1}`
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a %d-byte body with a 131000-token prompt: status %d", len(ok), resp.StatusCode)
+	}
+	big := `{"prompt":"x","pad":"` + strings.Repeat("a", int(limit)) + `"}`
+	resp, err = http.Post(url+"/v1/completions", "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || !strings.Contains(string(b), "larger than") {
+		t.Errorf("a body over the limit: %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 )
 
 // RequestError is a request the proxy refuses, with the answer it gets.
@@ -98,6 +99,9 @@ func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.U
 	if dec.More() {
 		return nil, refuse(http.StatusBadRequest, CodeBadJSON, "the body must be one JSON object, found more after it")
 	}
+	if e := checkKeyCase(fields); e != nil {
+		return nil, e
+	}
 	for _, f := range upstreamFields {
 		raw, ok := fields[f]
 		if !ok {
@@ -155,6 +159,56 @@ func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.U
 		return nil, refuse(http.StatusBadRequest, CodeBadJSON, "the body could not be re-encoded: %v", err)
 	}
 	return out, nil
+}
+
+// knownFields are the body fields the proxy checks or a lab server reads.
+// Go's JSON decoder (the lab server's, and others') matches keys ignoring
+// case with Unicode folding, so "Max_Tokens" or "max_to\u212aens" (Kelvin
+// sign) would reach max_tokens there while passing the exact-key checks here.
+var knownFields = append([]string{"max_tokens", "max_completion_tokens", "min_tokens", "n", "best_of",
+	"stream", "stream_options", "prompt", "messages", "model", "ignore_eos"}, upstreamFields...)
+
+var knownFolded = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range knownFields {
+		m[foldKey(f)] = f
+	}
+	return m
+}()
+
+// checkKeyCase refuses a key that case-folds to a known field but is not
+// exactly it, and two keys that fold to the same name: either could reach a
+// case-insensitive decoder upstream as a field this proxy never checked.
+func checkKeyCase(fields map[string]json.RawMessage) *RequestError {
+	seen := make(map[string]string, len(fields))
+	for k := range fields {
+		fk := foldKey(k)
+		if f, ok := knownFolded[fk]; ok && f != k {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "field %q is not %q: field names must be written exactly", clip(k, 40), f)
+		}
+		if other, ok := seen[fk]; ok {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "fields %q and %q differ only in case: send one", clip(other, 40), clip(k, 40))
+		}
+		seen[fk] = k
+	}
+	return nil
+}
+
+// foldKey maps every rune to the smallest rune of its Unicode simple-folding
+// orbit, so foldKey(a) == foldKey(b) exactly when strings.EqualFold(a, b),
+// the comparison encoding/json uses for keys.
+func foldKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
 }
 
 func clip(s string, n int) string {

@@ -123,6 +123,13 @@ async function serveStatic(request, env) {
 export default {
   async fetch(request, env, ctx) {
     const path = new URL(request.url).pathname;
+    if (path === "/api/health") {
+      // The page probes for `servelab serve`'s companion first; the edge has
+      // none, and says so instead of a 404 (which the console shows as an error).
+      return new Response('{"ok": false, "companion": false}\n', {
+        headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" },
+      });
+    }
     if (path === "/api" || path.startsWith("/api/")) {
       return worker.fetch(request, env, ctx);
     }

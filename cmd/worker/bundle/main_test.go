@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,37 @@ func TestWorkerdConfigCarriesTheSettings(t *testing.T) {
 	for _, unset := range []string{"LAB_API_KEY", "MAX_BODY_BYTES", "RATE_LIMIT_PER_MINUTE"} {
 		if strings.Contains(c, unset) {
 			t.Errorf("workerd.capnp sets %s, which was not given", unset)
+		}
+	}
+}
+
+// TestStageAssetsKeepsTheOfflineShell: every file of the real site that its
+// service worker (site/sw.js) keeps for offline use is staged, so the worker
+// serves it and the worker's install does not fail.
+func TestStageAssetsKeepsTheOfflineShell(t *testing.T) {
+	siteDir := filepath.Join("..", "..", "..", "site")
+	sw, err := os.ReadFile(filepath.Join(siteDir, "sw.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`var SHELL = \[([^\]]*)\]`).FindSubmatch(sw)
+	if m == nil {
+		t.Fatal("site/sw.js has no SHELL list")
+	}
+	dst := filepath.Join(t.TempDir(), "assets")
+	if _, err := stageAssets(siteDir, dst, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(strings.Split(string(m[1]), ","), `"sw.js"`) {
+		name := strings.Trim(strings.TrimSpace(q), `"`)
+		if name == "./" {
+			name = "index.html"
+		}
+		if _, err := os.Stat(filepath.Join(siteDir, name)); err != nil {
+			continue // written by make wasm (version.js, wasm_exec.js) and not built here
+		}
+		if _, err := os.Stat(filepath.Join(dst, name)); err != nil {
+			t.Errorf("site/%s (kept offline by sw.js) is not staged for the worker", name)
 		}
 	}
 }

@@ -73,7 +73,7 @@ func findWorkerd(t *testing.T, root string) string {
 	if p := filepath.Join(nm, ".bin", "workerd"); fileExists(p) {
 		return p
 	}
-	t.Fatalf("workerd not found: run `npm install --prefix cmd/worker` (as .ci/run does) or set WORKERD")
+	t.Fatalf("workerd not found: run `make deps` (npm ci --prefix cmd/worker) or set WORKERD")
 	return ""
 }
 
@@ -445,6 +445,16 @@ func TestWorkerInWorkerd(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 				t.Errorf("GET %s = %d %q %.80s, want a JSON 404", path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+		}
+		// The page's probe for a companion gets a "no" (not a 404, an error in the console).
+		if resp, err := client.Get(base + "/api/health"); err != nil {
+			t.Fatal(err)
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(b), `"ok": false`) {
+				t.Errorf("GET /api/health = %d %.80s, want 200 with \"ok\": false", resp.StatusCode, b)
 			}
 		}
 		// Worker overhead: each request starts a fresh Go instance.

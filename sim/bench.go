@@ -1,0 +1,385 @@
+package sim
+
+// Benchmark tools' result files (vLLM bench, GuideLLM, AIPerf, GenAI-Perf,
+// SGLang bench_serving, llmperf), read into one type: BenchRun. Each tool has
+// its own small reader file (bench_<tool>.go), bench_read.go tells them
+// apart; this file holds the common type and the figures computed from it.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// BenchRequest is one request of a benchmark run as the tool recorded it.
+// Times are seconds; a zero Prompt, Output or Latency means the file does not
+// say.
+type BenchRequest struct {
+	Start   float64   // when it was sent, seconds after the run's first request; NaN when the file keeps no start times
+	Prompt  int       // prompt tokens
+	Output  int       // output tokens
+	TTFT    float64   // seconds from sending to the first content chunk
+	Latency float64   // seconds from sending to the last content chunk
+	Gaps    []float64 // seconds between successive content chunks (one per chunk after the first), when the file keeps them
+	MeanITL float64   // the tool's own per-request mean gap between tokens, when the file keeps only that
+	Error   string    // why it failed; "" when it succeeded
+}
+
+// BenchRun is one run of a benchmark tool: its requests, the load it offered
+// and the figures the file itself states.
+type BenchRun struct {
+	Tool        string  // "vllm", "guidellm", "aiperf", "genai-perf", "sglang" or "llmperf"
+	Format      string  // which of the tool's files it came from, in words
+	Label       string  // a name for tables
+	Model       string  // model benchmarked, when the file says
+	Rate        float64 // requests/s the tool was asked to send; +Inf: all at once; 0: unknown
+	Concurrency int     // most requests the tool kept in flight; 0: unbounded or unknown
+	Duration    float64 // seconds the run took, when known
+	Throughput  float64 // completed requests per second as the file states it (summary-only files), else 0
+	Requests    []BenchRequest
+	// Summary is the file's own figures in seconds, keyed as Figures keys
+	// them, holding only the keys whose definition matches ours.
+	Summary map[string]float64
+	// Method is how the tool takes percentiles: "linear" (numpy's default,
+	// interpolating) or "cdf" (GuideLLM: the first value whose cumulative
+	// weight reaches p). Figures uses it so they can be checked against Summary.
+	Method string
+	Cannot []string // figures this format cannot give, and why
+	Notes  []string // what was normalised or assumed while reading
+}
+
+// FigureNames are the figures Figures and Summary key: each name with _p50,
+// _p90, _p99 or _mean. itl is the gap between content chunks as the file records
+// it; itl_token is that gap spread over the tokens the chunk carried (a chunk
+// of k tokens counts as k gaps of gap/k), or a request's mean gap counted
+// once per token where the file keeps only that; tpot is (e2e − ttft) /
+// (output − 1) per request.
+var FigureNames = []string{"ttft", "tpot", "itl", "itl_token", "e2e"}
+
+// Figures computes the run's figures from its successful requests, taking
+// percentiles as the tool does (Method). A figure the file cannot give is
+// absent.
+func (b *BenchRun) Figures() map[string]float64 {
+	var ttft, tpot, itl, e2e []float64
+	var tok []weighted
+	for i := range b.Requests {
+		r := &b.Requests[i]
+		if r.Error != "" {
+			continue
+		}
+		ttft = append(ttft, r.TTFT)
+		itl = append(itl, r.Gaps...)
+		if r.Latency > 0 {
+			e2e = append(e2e, r.Latency)
+			if r.Output > 1 {
+				tpot = append(tpot, (r.Latency-r.TTFT)/float64(r.Output-1))
+			}
+		}
+		tok = append(tok, r.tokenGaps()...)
+	}
+	out := map[string]float64{}
+	put := func(name string, xs []float64) {
+		if len(xs) == 0 {
+			return
+		}
+		for _, p := range []float64{50, 90, 99} {
+			out[fmt.Sprintf("%s_p%g", name, p)] = b.quantile(xs, p)
+		}
+		out[name+"_mean"] = weightedMean(xs, nil)
+	}
+	put("ttft", ttft)
+	put("tpot", tpot)
+	put("itl", itl)
+	put("e2e", e2e)
+	if len(tok) > 0 {
+		xs, w := make([]float64, len(tok)), make([]float64, len(tok))
+		for i, t := range tok {
+			xs[i], w[i] = t.v, t.w
+		}
+		out["itl_token_p50"] = cdfQuantile(xs, w, 50)
+		out["itl_token_p90"] = cdfQuantile(xs, w, 90)
+		out["itl_token_p99"] = cdfQuantile(xs, w, 99)
+		out["itl_token_mean"] = weightedMean(xs, w)
+	}
+	return out
+}
+
+type weighted struct{ v, w float64 }
+
+// tokenGaps normalises a request's gaps to tokens: with n chunk gaps and
+// Output−1 tokens after the first, each gap stands for k = (Output−1)/n
+// tokens, each gap/k apart. Without gaps, the tool's mean gap (or, failing
+// that, (e2e − ttft)/(output − 1)) counts once per token after the first.
+func (r *BenchRequest) tokenGaps() []weighted {
+	if n := len(r.Gaps); n > 0 {
+		k := 1.0
+		if r.Output-1 > n {
+			k = float64(r.Output-1) / float64(n)
+		}
+		out := make([]weighted, n)
+		for i, g := range r.Gaps {
+			out[i] = weighted{g / k, k}
+		}
+		return out
+	}
+	if r.Output < 2 {
+		return nil
+	}
+	m := r.MeanITL
+	if m == 0 && r.Latency > 0 {
+		m = (r.Latency - r.TTFT) / float64(r.Output-1)
+	}
+	if m <= 0 {
+		return nil
+	}
+	return []weighted{{m, float64(r.Output - 1)}}
+}
+
+// ChunkTokens is the mean number of output tokens a content chunk carried
+// (1 when each chunk was one token), over requests with both counts; 0 when
+// the file cannot tell.
+func (b *BenchRun) ChunkTokens() float64 {
+	tokens, chunks := 0, 0
+	for _, r := range b.Requests {
+		if r.Error == "" && len(r.Gaps) > 0 && r.Output > 1 {
+			tokens += r.Output - 1
+			chunks += len(r.Gaps)
+		}
+	}
+	if chunks == 0 {
+		return 0
+	}
+	return float64(tokens) / float64(chunks)
+}
+
+// Timeline returns every content chunk after a request's first as a gap on
+// the run's clock (seconds after its first request was sent), normalised to
+// tokens as in Figures' itl_token, sorted by time. Nil when the file keeps
+// no start times or no chunk gaps.
+func (b *BenchRun) Timeline() []Gap {
+	var out []Gap
+	for _, r := range b.Requests {
+		if r.Error != "" || math.IsNaN(r.Start) || len(r.Gaps) == 0 {
+			continue
+		}
+		k := 1.0
+		if r.Output-1 > len(r.Gaps) {
+			k = float64(r.Output-1) / float64(len(r.Gaps))
+		}
+		t := r.Start + r.TTFT
+		for _, g := range r.Gaps {
+			t += g
+			out = append(out, Gap{TRelInject: t, Gap: g / k})
+		}
+	}
+	slices.SortFunc(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) })
+	return out
+}
+
+// chunkNote says that chunks carried several tokens and how the figures
+// treat them.
+func chunkNote(k float64, itl string) string {
+	return fmt.Sprintf("chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); "+
+		"itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)", k, itl)
+}
+
+// HasStarts reports whether every request's start time is known.
+func (b *BenchRun) HasStarts() bool {
+	for _, r := range b.Requests {
+		if math.IsNaN(r.Start) {
+			return false
+		}
+	}
+	return len(b.Requests) > 0
+}
+
+// MeanLengths returns the mean prompt and output tokens over the requests
+// that state them (0 when none does).
+func (b *BenchRun) MeanLengths() (prompt, output float64) {
+	var ps, os, pn, on int
+	for _, r := range b.Requests {
+		if r.Prompt > 0 {
+			ps += r.Prompt
+			pn++
+		}
+		if r.Output > 0 {
+			os += r.Output
+			on++
+		}
+	}
+	if pn > 0 {
+		prompt = float64(ps) / float64(pn)
+	} else {
+		prompt = b.Summary["prompt_tokens_mean"]
+	}
+	if on > 0 {
+		output = float64(os) / float64(on)
+	} else {
+		output = b.Summary["output_tokens_mean"]
+	}
+	return prompt, output
+}
+
+// Companion names the file the tool writes beside a per-request file with
+// its own figures — AIPerf's profile_export_aiperf.json, GenAI-Perf's
+// profile_export_genai_perf.json, llmperf's *_summary.json — given the
+// per-request file's path; "" when the tool writes none. (Reading it is the
+// caller's: sim does no I/O.)
+func (b *BenchRun) Companion(path string) string {
+	dir, base := "", path
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		dir, base = path[:i+1], path[i+1:]
+	}
+	switch b.Tool {
+	case "llmperf":
+		if p, ok := strings.CutSuffix(base, "_individual_responses.json"); ok {
+			return dir + p + "_summary.json"
+		}
+	case "aiperf":
+		if base == "profile_export.jsonl" || base == "profile_export_raw.jsonl" {
+			return dir + "profile_export_aiperf.json"
+		}
+		p := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), "_raw")
+		if p != base {
+			return dir + p + ".json"
+		}
+	case "genai-perf":
+		if p, ok := strings.CutSuffix(base, ".json"); ok && !strings.HasSuffix(p, "_genai_perf") {
+			return dir + p + "_genai_perf.json"
+		}
+	}
+	return ""
+}
+
+// AchievedRate is requests sent per second over the run: from the start
+// times when known, else completed requests over Duration; 0 when neither.
+func (b *BenchRun) AchievedRate() float64 {
+	n := len(b.Requests)
+	if b.HasStarts() && n > 1 {
+		last := 0.0
+		for _, r := range b.Requests {
+			last = math.Max(last, r.Start)
+		}
+		if last > 0 {
+			return float64(n-1) / last
+		}
+	}
+	if b.Duration > 0 && n > 0 {
+		return float64(n) / b.Duration
+	}
+	return b.Throughput
+}
+
+// Merge takes a summary-only run of the same tool (a *_summary.json or
+// profile_export_*.json beside the per-request file) into b: its figures,
+// and the load it states where b does not know it.
+func (b *BenchRun) Merge(s *BenchRun) {
+	if b.Summary == nil {
+		b.Summary = map[string]float64{}
+	}
+	for k, v := range s.Summary {
+		if _, ok := b.Summary[k]; !ok {
+			b.Summary[k] = v
+		}
+	}
+	if b.Rate == 0 {
+		b.Rate = s.Rate
+	}
+	if b.Concurrency == 0 {
+		b.Concurrency = s.Concurrency
+	}
+	if b.Duration == 0 {
+		b.Duration = s.Duration
+	}
+	if b.Throughput == 0 {
+		b.Throughput = s.Throughput
+	}
+	kept := b.Cannot[:0]
+	for _, c := range b.Cannot {
+		if !strings.Contains(c, "beside this file") { // what the companion gave is no longer missing
+			kept = append(kept, c)
+		}
+	}
+	b.Cannot = kept
+	b.Notes = append(b.Notes, "figures stated by "+s.Format)
+}
+
+func (b *BenchRun) quantile(xs []float64, p float64) float64 {
+	if b.Method == "cdf" {
+		return cdfQuantile(xs, nil, p)
+	}
+	return linearQuantile(xs, p)
+}
+
+// linearQuantile is numpy's default percentile (and pandas' quantile):
+// linear interpolation between the closest ranks.
+func linearQuantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	pos := p / 100 * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	if lo >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	t := pos - float64(lo)
+	return s[lo] + (s[lo+1]-s[lo])*t
+}
+
+// cdfQuantile is GuideLLM's percentile: values sorted with their weights
+// (nil: equal), the first value whose cumulative probability reaches p/100.
+func cdfQuantile(xs, w []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	wt := func(i int) float64 {
+		if w == nil {
+			return 1
+		}
+		return w[i]
+	}
+	// Equal values merge into one point, as GuideLLM's np.unique does.
+	var vals, ws []float64
+	total := 0.0
+	for _, i := range idx {
+		total += wt(i)
+		if n := len(vals); n > 0 && vals[n-1] == xs[i] {
+			ws[n-1] += wt(i)
+			continue
+		}
+		vals, ws = append(vals, xs[i]), append(ws, wt(i))
+	}
+	cum := 0.0
+	for i, v := range vals {
+		cum += ws[i] / total
+		if cum >= p/100 {
+			return v
+		}
+	}
+	return vals[len(vals)-1]
+}
+
+func weightedMean(xs, w []float64) float64 {
+	s, t := 0.0, 0.0
+	for i, x := range xs {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		s += x * wi
+		t += wi
+	}
+	if t == 0 {
+		return 0
+	}
+	return s / t
+}

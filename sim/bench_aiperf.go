@@ -1,0 +1,322 @@
+package sim
+
+// AIPerf (NVIDIA's successor to GenAI-Perf): profile_export.jsonl, one record
+// per request — metadata{request_start_ns, request_end_ns, benchmark_phase,
+// was_cancelled}, metrics{name: {value, unit}} with time_to_first_token,
+// request_latency, inter_chunk_latency (a list, one gap per chunk),
+// input_sequence_length, output_sequence_length, inter_token_latency, and
+// error{code, type, message} — and, with --export-level raw,
+// profile_export_raw.jsonl: start_perf_ns and the raw responses[] with their
+// perf_ns, from which TTFT and the chunk gaps follow. The run's own figures
+// are in profile_export_aiperf.json (bench_nvsummary.go).
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+type aiperfMeta struct {
+	RequestStartNs *float64 `json:"request_start_ns"`
+	Phase          string   `json:"benchmark_phase"`
+	CreditPhase    string   `json:"credit_phase"` // earlier versions' name
+	Cancelled      bool     `json:"was_cancelled"`
+}
+
+// warmup reports a record outside the profiling phase, which AIPerf's own
+// figures leave out.
+func (m *aiperfMeta) warmup() bool {
+	p := m.Phase
+	if p == "" {
+		p = m.CreditPhase
+	}
+	return p != "" && p != "profiling"
+}
+
+type aiperfError struct {
+	Code    any    `json:"code"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func (e *aiperfError) String() string {
+	if e == nil {
+		return ""
+	}
+	if e.Message != "" {
+		return e.Message
+	}
+	if e.Type != "" {
+		return e.Type
+	}
+	return fmt.Sprintf("error %v", e.Code)
+}
+
+// unitSeconds is how many seconds one unit of a metric is ("ms", "ns", ...).
+func unitSeconds(u string) (float64, bool) {
+	switch strings.ToLower(u) {
+	case "ns":
+		return 1e-9, true
+	case "us", "µs":
+		return 1e-6, true
+	case "ms":
+		return 1e-3, true
+	case "s", "sec", "seconds":
+		return 1, true
+	}
+	return 0, false
+}
+
+func readAIPerf(data []byte) ([]*BenchRun, error) {
+	b := &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
+	err := jsonLines(data, func(line int, raw []byte) error {
+		var rec struct {
+			Metadata aiperfMeta `json:"metadata"`
+			Metrics  map[string]struct {
+				Value json.RawMessage `json:"value"`
+				Unit  string          `json:"unit"`
+			} `json:"metrics"`
+			Error *aiperfError `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return unwrapJSON(err, "record")
+		}
+		if rec.Metadata.warmup() {
+			return nil
+		}
+		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
+		if rec.Metadata.Cancelled && r.Error == "" {
+			r.Error = "cancelled"
+		}
+		if s := rec.Metadata.RequestStartNs; s != nil {
+			r.Start = *s / 1e9
+		}
+		num := func(name string) (float64, bool, error) {
+			m, ok := rec.Metrics[name]
+			if !ok {
+				return 0, false, nil
+			}
+			var v float64
+			if err := json.Unmarshal(m.Value, &v); err != nil {
+				return 0, false, fmt.Errorf("metrics.%s.value: want a number, got %s", name, clip(m.Value))
+			}
+			if sc, ok := unitSeconds(m.Unit); ok {
+				v *= sc
+			}
+			return v, true, nil
+		}
+		for _, f := range []struct {
+			name string
+			dst  *float64
+		}{{"time_to_first_token", &r.TTFT}, {"request_latency", &r.Latency}, {"inter_token_latency", &r.MeanITL}} {
+			v, _, err := num(f.name)
+			if err != nil {
+				return err
+			}
+			*f.dst = v
+		}
+		for _, f := range []struct {
+			names []string
+			dst   *int
+		}{{[]string{"input_sequence_length", "error_isl"}, &r.Prompt}, {[]string{"output_sequence_length", "output_token_count"}, &r.Output}} {
+			for _, n := range f.names {
+				if v, ok, err := num(n); err != nil {
+					return err
+				} else if ok {
+					*f.dst = int(math.Round(v))
+					break
+				}
+			}
+		}
+		if m, ok := rec.Metrics["inter_chunk_latency"]; ok {
+			if err := json.Unmarshal(m.Value, &r.Gaps); err != nil {
+				return fmt.Errorf("metrics.inter_chunk_latency.value: want a list of numbers, got %s", clip(m.Value))
+			}
+			sc, ok := unitSeconds(m.Unit)
+			if !ok {
+				return fmt.Errorf("metrics.inter_chunk_latency.unit: want a time unit, got %q", m.Unit)
+			}
+			for i := range r.Gaps {
+				r.Gaps[i] *= sc
+			}
+		}
+		b.Requests = append(b.Requests, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return finishAIPerf(b)
+}
+
+func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
+	if len(b.Requests) == 0 {
+		return nil, fmt.Errorf("no profiling records in the file")
+	}
+	if err := checkRequests(b.Requests); err != nil {
+		return nil, err
+	}
+	b.Duration = runSpan(b.Requests)
+	rebase(b.Requests)
+	b.Cannot = append(b.Cannot, "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
+	b.Notes = append(b.Notes, "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
+	if k := b.ChunkTokens(); k > 1.05 {
+		b.Notes = append(b.Notes, chunkNote(k, "AIPerf's inter_chunk_latency"))
+	}
+	return []*BenchRun{b}, nil
+}
+
+// runSpan is from the first start to the last request's end, when known.
+func runSpan(rs []BenchRequest) float64 {
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, r := range rs {
+		if math.IsNaN(r.Start) {
+			return 0
+		}
+		first, last = math.Min(first, r.Start), math.Max(last, r.Start+r.Latency)
+	}
+	if last > first {
+		return last - first
+	}
+	return 0
+}
+
+func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
+	b := &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}
+	counted := true
+	err := jsonLines(data, func(line int, raw []byte) error {
+		var rec struct {
+			Metadata    aiperfMeta `json:"metadata"`
+			StartPerfNs *float64   `json:"start_perf_ns"`
+			Responses   []struct {
+				PerfNs  *float64 `json:"perf_ns"`
+				Text    *string  `json:"text"`
+				Packets []struct {
+					Name  string  `json:"name"`
+					Value *string `json:"value"`
+				} `json:"packets"`
+			} `json:"responses"`
+			Error *aiperfError `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return unwrapJSON(err, "record")
+		}
+		if rec.Metadata.warmup() {
+			return nil
+		}
+		if rec.StartPerfNs == nil {
+			return fmt.Errorf("start_perf_ns: missing")
+		}
+		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
+		if rec.Metadata.Cancelled && r.Error == "" {
+			r.Error = "cancelled"
+		}
+		if s := rec.Metadata.RequestStartNs; s != nil {
+			r.Start = *s / 1e9
+		}
+		var times []float64
+		usageOut := 0
+		for i, resp := range rec.Responses {
+			if resp.PerfNs == nil {
+				return fmt.Errorf("responses[%d].perf_ns: missing", i)
+			}
+			text := ""
+			if resp.Text != nil {
+				text = *resp.Text
+			}
+			for _, p := range resp.Packets {
+				if p.Name == "data" && p.Value != nil {
+					text += *p.Value
+				}
+			}
+			content, prompt, out := chunkContent(text)
+			if prompt > 0 {
+				r.Prompt = prompt
+			}
+			if out > 0 {
+				usageOut = out
+			}
+			if content {
+				times = append(times, (*resp.PerfNs-*rec.StartPerfNs)/1e9)
+			}
+		}
+		if len(times) > 0 {
+			r.TTFT, r.Latency = times[0], times[len(times)-1]
+			for i := 1; i < len(times); i++ {
+				r.Gaps = append(r.Gaps, times[i]-times[i-1])
+			}
+		} else if r.Error == "" {
+			r.Error = "no content in the responses"
+		}
+		r.Output = usageOut
+		if r.Output == 0 {
+			r.Output = len(times)
+			counted = false
+		}
+		b.Requests = append(b.Requests, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !counted {
+		b.Notes = append(b.Notes, "where the server sent no usage, output tokens are counted as content chunks (AIPerf counts them with its tokenizer)")
+	}
+	if !b.HasStarts() {
+		b.Cannot = append(b.Cannot, "start times: metadata.request_start_ns is missing")
+	}
+	return finishAIPerf(b)
+}
+
+// chunkContent reads one streamed response body (an SSE data payload or a
+// plain JSON body): whether it carried output text, and the usage's prompt
+// and completion tokens when it holds them.
+func chunkContent(s string) (content bool, prompt, completion int) {
+	if strings.Contains(s, "data:") { // SSE: one or more events
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "data:") {
+				c, p, o := chunkContent(strings.TrimPrefix(l, "data:"))
+				content = content || c
+				prompt, completion = max(prompt, p), max(completion, o)
+			}
+		}
+		return content, prompt, completion
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || s == "[DONE]" {
+		return false, 0, 0
+	}
+	var msg struct {
+		Choices []struct {
+			Text  string `json:"text"`
+			Delta struct {
+				Content   string `json:"content"`
+				Reasoning string `json:"reasoning_content"`
+			} `json:"delta"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage *struct {
+			Prompt     int `json:"prompt_tokens"`
+			Completion int `json:"completion_tokens"`
+		} `json:"usage"`
+		TextOutput string `json:"text_output"`
+	}
+	if json.Unmarshal([]byte(s), &msg) != nil {
+		return false, 0, 0
+	}
+	for _, c := range msg.Choices {
+		if c.Text != "" || c.Delta.Content != "" || c.Delta.Reasoning != "" || c.Message.Content != "" {
+			content = true
+		}
+	}
+	if msg.TextOutput != "" {
+		content = true
+	}
+	if msg.Usage != nil {
+		prompt, completion = msg.Usage.Prompt, msg.Usage.Completion
+	}
+	return content, prompt, completion
+}

@@ -1,0 +1,361 @@
+package sim
+
+// Reading a benchmark tool's file: telling the format from its content, and
+// the JSON helpers the per-tool readers (bench_<tool>.go) share.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// ReadBench reads a benchmark tool's result file, telling the tool from the
+// file's content (the name only breaks ties and labels the runs). A file can
+// hold several runs: a GuideLLM sweep, or SGLang's JSONL with one line
+// appended per run. Errors say which formats were tried and why each failed.
+func ReadBench(name string, data []byte) ([]*BenchRun, error) {
+	if len(data) > MaxMeasuredBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, MaxMeasuredBytes)
+	}
+	data = pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	kind, err := detectBench(data)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*BenchRun
+	switch kind {
+	case "vllm":
+		var r *BenchRun
+		r, err = readVLLMRun(data)
+		runs = []*BenchRun{r}
+	case "sglang":
+		runs, err = readSGLang(data)
+	case "guidellm":
+		runs, err = readGuideLLM(data)
+	case "aiperf":
+		runs, err = readAIPerf(data)
+	case "aiperf-raw":
+		runs, err = readAIPerfRaw(data)
+	case "nvidia-summary":
+		runs, err = readNVSummary(data, name)
+	case "genai-perf":
+		runs, err = readGenAIPerf(data)
+	case "llmperf":
+		runs, err = readLLMPerf(data)
+	case "llmperf-summary":
+		runs, err = readLLMPerfSummary(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir, base := "", name
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		dir, base = base[:i], base[i+1:]
+	}
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".jsonl")
+	base = strings.TrimSuffix(base, "_individual_responses")
+	if strings.HasPrefix(base, "profile_export") && dir != "" {
+		// AIPerf and GenAI-Perf name the folder after the run, not the file.
+		if j := strings.LastIndexAny(dir, `/\`); j >= 0 {
+			dir = dir[j+1:]
+		}
+		base = dir + "/" + base
+	}
+	for i, r := range runs {
+		if r.Label == "" {
+			r.Label = base
+			if len(runs) > 1 {
+				r.Label = fmt.Sprintf("%s#%d", base, i+1)
+			}
+		}
+		if r.Summary == nil {
+			r.Summary = map[string]float64{}
+		}
+	}
+	return runs, nil
+}
+
+// IsBench reports whether data looks like a benchmark tool's result file
+// that ReadBench reads (and not a lab measured-JSON file).
+func IsBench(data []byte) bool {
+	_, err := detectBench(pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	return err == nil
+}
+
+// detectBench tells the format by its keys.
+func detectBench(data []byte) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err == nil && obj != nil {
+		liftDetails(obj)
+		has := func(k string) bool { _, ok := obj[k]; return ok }
+		switch {
+		case has("metadata") && has("metrics"):
+			return "aiperf", nil // a one-line profile_export.jsonl
+		case has("metadata") && has("responses"):
+			return "aiperf-raw", nil
+		case has("benchmarks"):
+			return "guidellm", nil
+		case has("experiments"):
+			return "genai-perf", nil
+		case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length") || has("details")):
+			return "sglang", nil
+		case has("itls"):
+			return "vllm", nil
+		case has("results_ttft_s_mean") || has("results_num_completed_requests"):
+			return "llmperf-summary", nil
+		case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
+			return "nvidia-summary", nil
+		case has("median_ttft_ms"):
+			return "", fmt.Errorf("a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
+		case has("summary"):
+			return "", fmt.Errorf("a lab measured-JSON file, not a benchmark tool's")
+		}
+		return "", fmt.Errorf("not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+	}
+	var arr []map[string]json.RawMessage
+	if err := json.Unmarshal(data, &arr); err == nil {
+		if len(arr) == 0 {
+			return "", fmt.Errorf("an empty JSON list: no requests")
+		}
+		if _, ok := arr[0]["ttft_s"]; ok {
+			return "llmperf", nil
+		}
+		return "", fmt.Errorf("a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+	}
+	// JSON Lines: AIPerf records, AIPerf raw, or SGLang's appended runs.
+	line := firstLine(data)
+	var first map[string]json.RawMessage
+	if err := json.Unmarshal(line, &first); err != nil || first == nil {
+		return "", fmt.Errorf("not JSON, nor JSON Lines of objects")
+	}
+	liftDetails(first)
+	has := func(k string) bool { _, ok := first[k]; return ok }
+	switch {
+	case has("metrics") && has("metadata"):
+		return "aiperf", nil
+	case has("responses") && has("metadata"):
+		return "aiperf-raw", nil
+	case has("itls") || has("median_ttft_ms"):
+		return "sglang", nil
+	}
+	return "", fmt.Errorf("JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
+}
+
+func keyList(m map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 12 {
+		keys = append(keys[:12], "...")
+	}
+	return strings.Join(keys, ", ")
+}
+
+func firstLine(data []byte) []byte {
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			return l
+		}
+	}
+	return nil
+}
+
+// jsonLines calls f on each non-empty line, naming the line in its error.
+func jsonLines(data []byte, f func(line int, raw []byte) error) error {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) == 0 {
+			continue
+		}
+		if err := f(i+1, l); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// pyJSON rewrites the NaN and Infinity literals Python's json module writes
+// (outside strings) so encoding/json can read the file: NaN becomes null and
+// ±Infinity the strings "Infinity" and "-Infinity", which flexNum reads.
+func pyJSON(data []byte) []byte {
+	if !bytes.Contains(data, []byte("NaN")) && !bytes.Contains(data, []byte("Infinity")) {
+		return data
+	}
+	var out bytes.Buffer
+	inStr, esc := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inStr {
+			out.WriteByte(c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+			out.WriteByte(c)
+		case bytes.HasPrefix(data[i:], []byte("NaN")):
+			out.WriteString("null")
+			i += 2
+		case bytes.HasPrefix(data[i:], []byte("-Infinity")):
+			out.WriteString(`"-Infinity"`)
+			i += 8
+		case bytes.HasPrefix(data[i:], []byte("Infinity")):
+			out.WriteString(`"Infinity"`)
+			i += 7
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return out.Bytes()
+}
+
+// flexNum is a number a tool may also write as a string ("inf", "Infinity")
+// or null.
+type flexNum struct {
+	V  float64
+	OK bool
+}
+
+// UnmarshalJSON reads a number, a numeric or infinite string, or null.
+func (f *flexNum) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*f = flexNum{}
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		switch strings.ToLower(str) {
+		case "inf", "infinity", "+inf":
+			*f = flexNum{math.Inf(1), true}
+			return nil
+		case "-inf", "-infinity":
+			*f = flexNum{math.Inf(-1), true}
+			return nil
+		}
+		var x float64
+		if _, err := fmt.Sscan(str, &x); err != nil {
+			return fmt.Errorf("want a number, got %q", str)
+		}
+		*f = flexNum{x, true}
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return fmt.Errorf("want a number, got %s", clip(b))
+	}
+	*f = flexNum{x, true}
+	return nil
+}
+
+// decodeKeys decodes the listed keys of obj into their destinations, skipping
+// absent and null ones, and names the key in an error.
+func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any) error {
+	keys := make([]string, 0, len(dst))
+	for k := range dst {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first bad key named is the same every time
+	for _, k := range keys {
+		v, ok := obj[k]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst[k]); err != nil {
+			return unwrapJSON(err, where+k)
+		}
+	}
+	return nil
+}
+
+// checkRequests rejects negative, non-finite or absurd times (over
+// MaxMeasuredSeconds, whose sums would overflow), naming the request.
+func checkRequests(rs []BenchRequest) error {
+	for i, r := range rs {
+		for j, g := range r.Gaps {
+			if !(g >= 0 && g <= MaxMeasuredSeconds) {
+				return fmt.Errorf("request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
+			}
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"ttft", r.TTFT}, {"latency", r.Latency}, {"mean inter-token latency", r.MeanITL}} {
+			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
+				return fmt.Errorf("request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
+			}
+		}
+		if r.Prompt < 0 || r.Output < 0 {
+			return fmt.Errorf("request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
+		}
+	}
+	return nil
+}
+
+// rebase makes start times relative to the earliest one.
+func rebase(rs []BenchRequest) {
+	first := math.Inf(1)
+	for _, r := range rs {
+		if !math.IsNaN(r.Start) {
+			first = math.Min(first, r.Start)
+		}
+	}
+	if math.IsInf(first, 1) {
+		return
+	}
+	for i := range rs {
+		if !math.IsNaN(rs[i].Start) {
+			rs[i].Start -= first
+		}
+	}
+}
+
+// msKeys reads a vLLM/SGLang-style summary, {mean,median,p90,p99}_<name>_ms,
+// into figures under our name, in seconds.
+func msKeys(obj map[string]json.RawMessage, theirs, ours string, into map[string]float64) {
+	for _, s := range []struct{ pre, suf string }{{"median", "p50"}, {"p50", "p50"}, {"mean", "mean"}, {"p90", "p90"}, {"p99", "p99"}} {
+		var f flexNum
+		if _, done := into[ours+"_"+s.suf]; done {
+			continue // median and p50 are one figure
+		}
+		if v, ok := obj[s.pre+"_"+theirs+"_ms"]; ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) {
+			into[ours+"_"+s.suf] = f.V / 1000
+		}
+	}
+}
+
+// liftDetails moves the per-request arrays some SGLang versions nest under
+// "details" up beside the summary, where the others write them.
+func liftDetails(obj map[string]json.RawMessage) {
+	raw, ok := obj["details"]
+	if !ok {
+		return
+	}
+	var d map[string]json.RawMessage
+	if json.Unmarshal(raw, &d) != nil {
+		return
+	}
+	if _, ok := d["itls"]; !ok {
+		return
+	}
+	for k, v := range d {
+		if _, taken := obj[k]; !taken {
+			obj[k] = v
+		}
+	}
+}

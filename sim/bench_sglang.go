@@ -1,0 +1,40 @@
+package sim
+
+// SGLang's `python -m sglang.bench_serving --output-file F --output-details`:
+// one JSON line appended per run, summary keys
+// {mean,median,std,p99}_{ttft,tpot,itl,e2e_latency}_ms beside vLLM's
+// per-request arrays (no start times in the versions read). Python writes
+// an unlimited --request-rate as the bare literal Infinity.
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+func readSGLang(data []byte) ([]*BenchRun, error) {
+	var runs []*BenchRun
+	err := jsonLines(data, func(line int, raw []byte) error {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return fmt.Errorf("not a JSON object")
+		}
+		liftDetails(obj)
+		b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
+		if err := perRequestArrays(obj, b); err != nil {
+			return err
+		}
+		for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2e"} {
+			msKeys(obj, theirs, ours, b.Summary)
+		}
+		b.Notes = append(b.Notes, "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk")
+		runs = append(runs, b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no runs in the file")
+	}
+	return runs, nil
+}

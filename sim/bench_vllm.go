@@ -1,0 +1,124 @@
+package sim
+
+// vLLM's `vllm bench serve --save-result --save-detailed` (and the older
+// benchmarks/benchmark_serving.py): one JSON object, summary keys beside
+// per-request arrays. The arrays are SGLang bench_serving's too
+// (bench_sglang.go reads them with perRequestArrays).
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+func readVLLMRun(data []byte) (*BenchRun, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
+	}
+	b := &BenchRun{Tool: "vllm", Format: "vllm bench serve --save-detailed", Method: "linear", Summary: map[string]float64{}}
+	if err := perRequestArrays(obj, b); err != nil {
+		return nil, err
+	}
+	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"} {
+		msKeys(obj, theirs, ours, b.Summary)
+	}
+	return b, nil
+}
+
+// perRequestArrays reads the keys vLLM and SGLang share: model_id, duration,
+// request_rate, max_concurrency and the per-request input_lens, output_lens,
+// ttfts, itls (one gap per chunk), errors, and, where the version writes
+// them, latencies (or e2els) and start_times.
+func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
+	var (
+		inputs, outputs       []int
+		ttfts, e2els, lats    []float64
+		starts                []float64
+		itls                  [][]float64
+		errs                  []string
+		rate, conc, dur       flexNum
+		model, backend, label string
+	)
+	if err := decodeKeys(obj, "", map[string]any{
+		"input_lens": &inputs, "output_lens": &outputs, "ttfts": &ttfts, "itls": &itls, "errors": &errs,
+		"e2els": &e2els, "latencies": &lats, "start_times": &starts, "request_rate": &rate, "max_concurrency": &conc,
+		"duration": &dur, "model_id": &model, "backend": &backend, "label": &label,
+	}); err != nil {
+		return err
+	}
+	if _, ok := obj["itls"]; !ok {
+		return fmt.Errorf("itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+	}
+	if len(e2els) == 0 {
+		e2els = lats // vLLM names them latencies; some forks e2els
+	}
+	n := len(itls)
+	if len(errs) != 0 && len(errs) != n && len(ttfts) == n {
+		// Some versions keep the arrays for successful requests only and list the failures' errors apart.
+		b.Notes = append(b.Notes, fmt.Sprintf("errors lists %d failures apart from the %d requests kept", len(errs), n))
+		errs = nil
+	}
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
+		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
+		if f.n != 0 && f.n != n {
+			return fmt.Errorf("%s: %d entries but itls has %d", f.key, f.n, n)
+		}
+	}
+	b.Model, b.Label = model, label
+	if rate.OK && rate.V > 0 {
+		b.Rate = rate.V
+	}
+	if conc.OK && conc.V > 0 {
+		b.Concurrency = int(conc.V)
+	}
+	if dur.OK && dur.V > 0 && !math.IsInf(dur.V, 0) {
+		b.Duration = dur.V
+	}
+	b.Requests = make([]BenchRequest, n)
+	for i := range b.Requests {
+		r := &b.Requests[i]
+		r.Start, r.Gaps = math.NaN(), itls[i]
+		if i < len(ttfts) {
+			r.TTFT = ttfts[i]
+		}
+		if i < len(inputs) {
+			r.Prompt = inputs[i]
+		}
+		if i < len(outputs) {
+			r.Output = outputs[i]
+		}
+		if i < len(errs) {
+			r.Error = errs[i]
+		}
+		if i < len(starts) {
+			r.Start = starts[i]
+		}
+		if i < len(e2els) {
+			r.Latency = e2els[i]
+		} else if r.TTFT > 0 {
+			// The tools' latency is the last chunk's arrival: TTFT plus every gap.
+			r.Latency = r.TTFT
+			for _, g := range r.Gaps {
+				r.Latency += g
+			}
+		}
+	}
+	if err := checkRequests(b.Requests); err != nil {
+		return err
+	}
+	rebase(b.Requests)
+	if len(e2els) == 0 {
+		b.Notes = append(b.Notes, "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
+	}
+	if len(starts) == 0 {
+		b.Cannot = append(b.Cannot, "start times: this version writes none, so chunk gaps cannot go on the timeline")
+	}
+	if k := b.ChunkTokens(); k > 1.05 {
+		b.Notes = append(b.Notes, chunkNote(k, "the tool's itls"))
+	}
+	return nil
+}

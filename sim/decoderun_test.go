@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+)
+
+// plainRun is Run without its fast path: one Step per iteration.
+func plainRun(t testing.TB, cfg Config, reqs []Request) *Outcome {
+	t.Helper()
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.noItems = !cfg.Trace
+	for _, r := range reqs {
+		_ = e.Submit(r)
+	}
+	out := &Outcome{}
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		out.record(it, cfg.Trace)
+	}
+	out.finish(e)
+	return out
+}
+
+// unknownPolicy hides a shipped policy's type, so the engine treats it as
+// any other policy: no fast path, no shortcut of the queue walk.
+type unknownPolicy struct{ Policy }
+
+func (p unknownPolicy) Role() Role {
+	if r, ok := p.Policy.(Roled); ok {
+		return r.Role()
+	}
+	return Colocated
+}
+
+// mergedGaps is a gap multiset in one canonical form: by value, each value once.
+func mergedGaps(gs []GapCount) []GapCount {
+	gs = slices.Clone(gs)
+	slices.SortFunc(gs, func(a, b GapCount) int {
+		switch {
+		case a.Gap < b.Gap:
+			return -1
+		case a.Gap > b.Gap:
+			return 1
+		}
+		return 0
+	})
+	var out []GapCount
+	for _, g := range gs {
+		if n := len(out); n > 0 && out[n-1].Gap == g.Gap {
+			out[n-1].N += g.N
+		} else if g.N > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// fastPathCases are runs that exercise every way a run of decode steps ends:
+// arrivals, completions of mixed lengths, budgets smaller than the batch,
+// KV blocks running out (preemption), reserved KV, sequence limits and a
+// run cut short.
+func fastPathCases(t testing.TB) []struct {
+	name string
+	cfg  Config
+	reqs []Request
+} {
+	step := lectureStep(t)
+	type tc = struct {
+		name string
+		cfg  Config
+		reqs []Request
+	}
+	var cases []tc
+	poisson := func(n int, rate float64, p, o Lengths, seed uint64) []Request {
+		r, err := PoissonLengths(n, rate, p, o, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	policies := []Policy{PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, Chunked{Budget: 2048},
+		Chunked{Budget: 512, ExcludeDecodes: true}, Chunked{Budget: 16}, DecodeOnlyPolicy{}, PrefillOnlyPolicy{MaxTokens: 4096}}
+	limits := []Limits{{}, {MaxSeqs: 8}, {KVBlocks: 400, Preempt: true}, {KVBlocks: 300, BlockSize: 4, Preempt: true, MaxSeqs: 64},
+		{KVBlocks: 500}, {MaxIterations: 777}}
+	for pi, p := range policies {
+		for li, l := range limits {
+			for _, rate := range []float64{3, 40, 400} {
+				reqs := poisson(300, rate, Uniform(1, 700), LogNormal(4, 1, 1, 400), uint64(pi*10+li))
+				cases = append(cases, tc{fmt.Sprintf("%s/limits%d/rate%g", p.Name(), li, rate),
+					Config{Step: step, Policy: p, Limits: l}, reqs})
+			}
+		}
+	}
+	// The lecture's fixed lengths, where whole batches finish together.
+	for _, p := range policies[:5] {
+		cases = append(cases, tc{p.Name() + "/lecture", Config{Step: step, Policy: p}, poisson(1500, 20, Fixed(512), Fixed(64), 0)})
+	}
+	// The vllm profile's refined physics (per-sequence CPU cost, smooth
+	// roofline...) and a sliding window price steps differently: the fast
+	// path must still price each step as Step does.
+	prof, err := BuiltinProfile("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refined, err := prof.Apply(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowed := refined
+	windowed.Model.SlidingWindow = 256
+	for _, st := range []struct {
+		name string
+		step StepModel
+	}{{"vllm", refined}, {"window", windowed}} {
+		for _, p := range policies[:3] {
+			cases = append(cases, tc{p.Name() + "/" + st.name, Config{Step: st.step, Policy: p, Limits: limits[2]},
+				poisson(300, 40, Uniform(1, 700), LogNormal(4, 1, 1, 400), 7)})
+		}
+	}
+	// Requests out of order and at the same instant, one with output 1.
+	same := []Request{{ID: 3, Arrival: 0.5, Prompt: 100, Output: 50}, {ID: 1, Arrival: 0, Prompt: 10, Output: 1},
+		{ID: 2, Arrival: 0.5, Prompt: 100, Output: 200}, {ID: 0, Arrival: 0.01, Prompt: 3000, Output: 90}}
+	for _, p := range policies {
+		cases = append(cases, tc{p.Name() + "/handmade", Config{Step: step, Policy: p}, same})
+	}
+	return cases
+}
+
+// TestFastPathIsPlainPath runs every case through Run (which advances runs
+// of decode steps at once), through Step alone, and with the policy hidden
+// behind an unknown type (the plain path throughout): results, step counts,
+// end times, token times and gap counts must be identical, bit for bit.
+func TestFastPathIsPlainPath(t *testing.T) {
+	for _, c := range fastPathCases(t) {
+		for _, rec := range []bool{false, true} {
+			cfg := c.cfg
+			cfg.RecordTokens, cfg.CountGaps = rec, true
+			fast, err := Run(cfg, c.reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := plainRun(t, cfg, c.reqs)
+			cfg.Policy = unknownPolicy{cfg.Policy}
+			unknown, err := Run(cfg, c.reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(unknown.Results, plain.Results) || unknown.Steps != plain.Steps || unknown.End != plain.End {
+				t.Fatalf("%s (tokens %v): a shipped policy runs differently from the same policy unknown", c.name, rec)
+			}
+			if !reflect.DeepEqual(fast.Results, plain.Results) || fast.Steps != plain.Steps || fast.End != plain.End || fast.Truncated != plain.Truncated {
+				t.Fatalf("%s (tokens %v): fast path differs: %d steps, end %v; plain %d steps, end %v", c.name, rec, fast.Steps, fast.End, plain.Steps, plain.End)
+			}
+			if !reflect.DeepEqual(mergedGaps(fast.Gaps), mergedGaps(plain.Gaps)) {
+				t.Fatalf("%s: gap counts differ", c.name)
+			}
+			if rec {
+				// Counted gaps give the figures every token's time gives.
+				if got, want := fast.Summary(), Summarize(plain.Results); got != want {
+					t.Fatalf("%s: summary from gap counts\n got %#v\nwant %#v", c.name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestFastPathIsUsed checks the fast path does what it is for: a decode-heavy
+// run takes most of its steps in runs, not one by one.
+func TestFastPathIsUsed(t *testing.T) {
+	step := lectureStep(t)
+	reqs, _ := Poisson(200, 5, 512, 256, 0)
+	e, _ := NewEngine(Config{Step: step, Policy: PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}})
+	e.noItems = true
+	for _, r := range reqs {
+		_ = e.Submit(r)
+	}
+	e.allowLazy()
+	fast, plain, lazy := 0, 0, 0
+	for {
+		fast += e.decodeRun(math.Inf(1))
+		if _, ok := e.Step(); !ok {
+			break
+		}
+		plain++
+		if e.lz.on {
+			lazy++
+		}
+	}
+	if fast < 4*plain {
+		t.Errorf("%d steps in runs, %d one by one: the fast path is barely used", fast, plain)
+	}
+	if lazy < plain*9/10 {
+		t.Errorf("lazy in %d of %d steps one by one", lazy, plain)
+	}
+}
+
+func TestGapPercentilesMatchPercentile(t *testing.T) {
+	var counts []GapCount
+	var all []float64
+	for i := range 500 {
+		g := GapCount{Gap: float64((i * 7919) % 37), N: i % 5}
+		counts = append(counts, g)
+		for range g.N {
+			all = append(all, g.Gap)
+		}
+		if i%23 != 0 {
+			continue
+		}
+		p50, p90, p99, top := GapPercentiles(slices.Clone(counts))
+		sorted := slices.Clone(all)
+		want := [4]float64{Percentile(sorted, 50), Percentile(sorted, 90), Percentile(sorted, 99), 0}
+		if len(sorted) > 0 {
+			want[3] = sorted[len(sorted)-1]
+		}
+		if got := [4]float64{p50, p90, p99, top}; got != want {
+			t.Fatalf("%d counts: %v, Percentile gives %v", len(counts), got, want)
+		}
+	}
+}
+
+func TestPercentiles3MatchPercentile(t *testing.T) {
+	for n := 0; n < 300; n += 7 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64((i*104729)%(n/3+1)) / 8 // many ties
+		}
+		sorted := slices.Clone(xs)
+		want := [3]float64{Percentile(sorted, 50), Percentile(sorted, 90), Percentile(sorted, 99)}
+		if a, b, c := percentiles3(slices.Clone(xs)); [3]float64{a, b, c} != want {
+			t.Fatalf("n=%d: %v, %v, %v; Percentile gives %v", n, a, b, c, want)
+		}
+		if got := percentile(xs, 90); got != want[1] {
+			t.Fatalf("n=%d: P90 %v; Percentile gives %v", n, got, want[1])
+		}
+	}
+}
+
+// TestClusterFastPathIsPlainPath compares disaggregated runs with and
+// without the trace (which keeps every step, so it takes the plain path):
+// the same results, placements and per-instance figures.
+func TestClusterFastPathIsPlainPath(t *testing.T) {
+	step := lectureStep(t)
+	for _, c := range []Cluster{
+		{Prefill: 2, Decode: 1},
+		{Prefill: 1, Decode: 3, Router: RoundRobin},
+		{Prefill: 3, Decode: 2, Limits: Limits{KVBlocks: 300, Preempt: true}},
+		{Prefill: 1, Decode: 1, Limits: Limits{MaxSeqs: 6, MaxIterations: 3000}},
+		{Prefill: 2, Decode: 2, LinkBW: math.Inf(1)},
+	} {
+		for _, rate := range []float64{4, 30, 200} {
+			for _, rec := range []bool{false, true} {
+				reqs, _ := PoissonLengths(400, rate, Uniform(1, 900), LogNormal(4, 1, 1, 300), uint64(rate))
+				c.Step, c.RecordTokens = step, rec
+				fast, err := RunDisaggregated(c, reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Trace = true
+				plain, err := RunDisaggregated(c, reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Trace = false
+				for i := range plain.Instances {
+					plain.Instances[i].Iterations = nil
+				}
+				if !reflect.DeepEqual(fast.Results, plain.Results) || !reflect.DeepEqual(fast.Placements, plain.Placements) ||
+					!reflect.DeepEqual(fast.Instances, plain.Instances) || fast.Steps != plain.Steps || fast.End != plain.End {
+					t.Fatalf("%s at %g req/s (tokens %v): the fast path differs (%d vs %d steps)", c, rate, rec, fast.Steps, plain.Steps)
+				}
+			}
+		}
+	}
+}
+
+func TestSortFloatsIsSortFloat64s(t *testing.T) {
+	for _, n := range []int{63, 64, 1024, 5000, 70000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch (i / 7) % 11 { // stretches of one value, as a run's gaps come
+			case 0:
+				xs[i] = math.NaN()
+			case 1:
+				xs[i] = -float64(i%97) / 3
+			case 2:
+				xs[i] = math.Inf(1 - 2*(i%2))
+			default:
+				xs[i] = float64((i*7919)%1013) * 1e-3
+			}
+		}
+		want := slices.Clone(xs)
+		sort.Float64s(want)
+		sortFloats(xs)
+		for i := range xs {
+			if !(xs[i] == want[i] || (xs[i] != xs[i] && want[i] != want[i])) {
+				t.Fatalf("n=%d: at %d %v, sort.Float64s has %v", n, i, xs[i], want[i])
+			}
+		}
+	}
+}
+
+// TestDecodeOnlyKeepsItsLimits: arrivals a decode instance cannot admit yet
+// wait; they used to be swept into the batch with the next finisher.
+func TestDecodeOnlyKeepsItsLimits(t *testing.T) {
+	step := lectureStep(t)
+	reqs, _ := Poisson(50, 1000, 512, 64, 0)
+	for _, lim := range []Limits{{MaxSeqs: 4}, {KVBlocks: 200}, {KVBlocks: 200, Preempt: true}} {
+		e, _ := NewEngine(Config{Step: step, Policy: DecodeOnlyPolicy{}, Limits: lim})
+		for _, r := range reqs {
+			_ = e.Submit(r)
+		}
+		for {
+			if _, ok := e.Step(); !ok {
+				break
+			}
+			if _, r := e.Queued(); lim.MaxSeqs > 0 && r > lim.MaxSeqs {
+				t.Fatalf("%+v: %d sequences running", lim, r)
+			}
+			if e.freeKV < 0 {
+				t.Fatalf("%+v: KV cache overcommitted by %d blocks", lim, -e.freeKV)
+			}
+		}
+		if c := Count(e.Results()); c.Completed != len(reqs) {
+			t.Errorf("%+v: %v", lim, c)
+		}
+	}
+}
+
+// TestScratchRunsAreFreshRuns: a search's runs reuse the memory of the one
+// before (scratch); each must come out as a run of its own would.
+func TestScratchRunsAreFreshRuns(t *testing.T) {
+	step := lectureStep(t)
+	var sc scratch
+	var csc clusterScratch
+	for i, n := range []int{300, 900, 40, 600, 1} {
+		reqs, _ := PoissonLengths(n, float64(10+30*i), Uniform(1, 800), Uniform(1, 200), uint64(i))
+		for _, p := range []Policy{PrefillFirst{MaxTokens: 4096}, Chunked{Budget: 256}, DecodeOnlyPolicy{}} {
+			cfg := Config{Step: step, Policy: p, Limits: Limits{MaxSeqs: 64}}
+			want, _ := Run(cfg, reqs)
+			got, _ := run(cfg, reqs, &sc)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("run %d (%s): a run on scratch differs from a fresh one", i, p.Name())
+			}
+		}
+		c := Cluster{Step: step, Prefill: 1 + i%3, Decode: 1 + i%2, Limits: Limits{MaxSeqs: 32}}
+		want, _ := RunDisaggregated(c, reqs)
+		got, _ := runDisaggregated(c, reqs, &csc)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cluster run %d: a run on scratch differs from a fresh one", i)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Lazy bookkeeping of the running batch. In a whole run that keeps no trace
+// and no token times, under a shipped policy, with no KV preemption, every
+// decode step decodes every running sequence. Each then gets a token at
+// every such step's end, so one shared list of those ends (the decode clock)
+// says what each sequence has: a sequence records when it joined the batch,
+// and its counts, last token time and largest gap are brought up to date
+// (settled) only when something reads them — when it finishes, when the
+// run ends, or when a step decodes only part of the batch, which ends lazy
+// mode. A step then costs the same for 10 sequences or 1000.
+//
+// Settling replays exactly what emit would have done token by token: the
+// same subtractions of the same times, so results are bit for bit those of
+// the plain path (tests compare).
+
+// lazyState is the decode clock and the sequences due to finish.
+type lazyState struct {
+	on    bool      // the running batch is settled lazily
+	ok    bool      // this run may go lazy (Engine.allowLazy)
+	n     int       // decode steps of the whole batch since lazy mode began
+	ends  []float64 // their ends
+	fresh int       // sequences that joined since the last of them (their first gap is their own)
+	peaks []peak    // suffix maxima of the gaps between consecutive ends
+	due   []*Seq    // by the decode step at which each finishes: a queue while joins come in that order, else a min-heap
+	head  int       // queue: the first still due
+	heap  bool
+}
+
+// peak is a gap between decode steps i-1 and i that no later gap exceeds.
+type peak struct {
+	i   int
+	gap float64
+}
+
+// allowLazy lets this run settle its batch lazily when it can: the caller
+// reads no items, token times or online state until the run ends.
+func (e *Engine) allowLazy() {
+	l := e.cfg.Limits
+	e.lz.ok = e.noItems && !e.cfg.RecordTokens && !e.cfg.Trace && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy()
+}
+
+// lazyEnter starts lazy mode with every running sequence settled.
+func (e *Engine) lazyEnter() {
+	z := &e.lz
+	z.on = true
+	z.restart()
+	for _, s := range e.running {
+		e.lazyJoin(s)
+	}
+}
+
+// lazyLeave settles every running sequence and ends lazy mode.
+func (e *Engine) lazyLeave() {
+	for _, s := range e.running {
+		e.settle(s)
+	}
+	e.lz.on = false
+}
+
+// restart empties the decode clock.
+func (z *lazyState) restart() {
+	z.n, z.ends, z.fresh, z.peaks = 0, z.ends[:0], 0, z.peaks[:0]
+	clear(z.due)
+	z.due, z.head, z.heap = z.due[:0], 0, false
+}
+
+// lazyJoin enters a sequence that has just joined the batch, settled.
+func (e *Engine) lazyJoin(s *Seq) {
+	z := &e.lz
+	if len(e.running) == 1 {
+		z.restart() // the batch was empty: nobody reads the clock so far
+	}
+	s.from = z.n
+	s.due = z.n + max(s.Req.Output-s.generated, 1) - 1 // (a decode arrival with its one token still decodes once)
+	z.fresh++
+	if !z.heap {
+		if len(z.due) == z.head || z.due[len(z.due)-1].due <= s.due {
+			z.due = append(z.due, s) // still in order: a queue
+			return
+		}
+		// Out of order (lengths differ): a heap from here on.
+		n := copy(z.due, z.due[z.head:])
+		clear(z.due[n:])
+		z.due, z.head, z.heap = z.due[:n], 0, true
+		slices.SortFunc(z.due, func(a, b *Seq) int { return cmp.Compare(a.due, b.due) }) // a sorted slice is a heap
+	}
+	z.due = append(z.due, s)
+	for i := len(z.due) - 1; i > 0; { // sift up
+		p := (i - 1) / 2
+		if z.due[p].due <= s.due {
+			break
+		}
+		z.due[i], z.due[p] = z.due[p], s
+		i = p
+	}
+}
+
+// maxLazySteps bounds the decode clock's memory: at that many steps every
+// running sequence is settled and the clock starts again.
+const maxLazySteps = 1 << 20
+
+// lazyDecode records one decode step of the whole batch of n, ending at
+// end, and settles the sequences it finishes; it returns how many.
+func (e *Engine) lazyDecode(n int, end float64) int {
+	z := &e.lz
+	if z.n == maxLazySteps {
+		e.lazyLeave()
+		e.lazyEnter()
+	}
+	if k := len(z.ends); k > 0 {
+		gap := end - z.ends[k-1] // what emit measures for every sequence but the fresh ones
+		for len(z.peaks) > 0 && z.peaks[len(z.peaks)-1].gap <= gap {
+			z.peaks = z.peaks[:len(z.peaks)-1]
+		}
+		z.peaks = append(z.peaks, peak{k, gap})
+		if e.cfg.CountGaps && n > z.fresh {
+			e.countGap(gap, n-z.fresh)
+		}
+	}
+	z.ends = append(z.ends, end)
+	step := z.n
+	z.n++
+	z.fresh = 0
+	done := 0
+	for len(z.due) > z.head && z.nextDue() == step {
+		e.settle(z.popDue())
+		done++
+	}
+	return done
+}
+
+// popDue removes and returns the sequence due first.
+func (z *lazyState) popDue() *Seq {
+	if !z.heap {
+		s := z.due[z.head]
+		z.due[z.head] = nil
+		z.head++
+		return s
+	}
+	h := z.due
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = nil
+	h = h[:last]
+	for i := 0; ; { // sift down
+		l, m := 2*i+1, i
+		if l < len(h) && h[l].due < h[m].due {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r].due < h[m].due {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	z.due = h
+	return top
+}
+
+// nextDue is the decode step at which the first running sequence finishes.
+func (z *lazyState) nextDue() int { return z.due[z.head].due }
+
+// maxGapFrom is the largest gap between decode steps i-1 and i over i >= from.
+func (z *lazyState) maxGapFrom(from int) float64 {
+	lo, hi := 0, len(z.peaks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if z.peaks[m].i < from {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(z.peaks) {
+		return 0
+	}
+	return z.peaks[lo].gap
+}
+
+// settle brings s up to date with the decode steps since it was last
+// settled: what emit would have done at each of their ends.
+func (e *Engine) settle(s *Seq) {
+	z := &e.lz
+	k := z.n - s.from
+	if !z.on || k <= 0 {
+		return
+	}
+	first := z.ends[s.from]
+	gap := first - s.last // its own first gap (a running sequence has a token)
+	if gap > s.maxITL {
+		s.maxITL = gap
+	}
+	if e.cfg.CountGaps && (s.generated > 1 || e.role != DecodeOnly) {
+		e.countGap(gap, 1) // as emit counts it
+	}
+	if k > 1 {
+		if g := z.maxGapFrom(s.from + 1); g > s.maxITL {
+			s.maxITL = g
+		}
+	}
+	if s.here == 0 {
+		s.here = first
+	}
+	s.generated += k
+	s.kv += k
+	s.last = z.ends[z.n-1]
+	s.from = z.n
+}

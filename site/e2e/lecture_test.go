@@ -1,0 +1,323 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// openChapter loads a chapter link and waits for its table.
+func openChapter(t testing.TB, ctx context.Context, url string) {
+	t.Helper()
+	open(t, ctx, url)
+	waitFor(t, ctx, `servelab.lecture().done && document.getElementById("ch-table").textContent.length > 0`, "the chapter's table")
+}
+
+// cellNumber reads a number from a table cell's text ("7.67" or "7.23×").
+func cellNumber(t testing.TB, s string) float64 {
+	t.Helper()
+	var v float64
+	if err := json.Unmarshal([]byte(strings.TrimRight(strings.TrimSpace(s), "×x")), &v); err != nil {
+		t.Fatalf("cell %q is not a number: %v", s, err)
+	}
+	return v
+}
+
+// TestChapterDemo1ShowsTheStepTable: ?chapter=demo1 shows demo 1's table
+// as text with the lecture's numbers.
+func TestChapterDemo1ShowsTheStepTable(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	rows := eval[[][]string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].slice(1).map(r => [...r.children].map(c => c.textContent))`)
+	if len(rows) != 4 {
+		t.Fatalf("demo 1 table has %d rows, want 4 (128, 512, 1024, 2048): %v", len(rows), rows)
+	}
+	byPrompt := map[string][]string{}
+	for _, r := range rows {
+		byPrompt[r[0]] = r
+	}
+	dec := cellNumber(t, byPrompt["512"][1])
+	mixed := cellNumber(t, byPrompt["512"][2])
+	slow := cellNumber(t, byPrompt["2048"][3])
+	if math.Abs(dec-7.67) > 0.006 || math.Abs(mixed-14.90) > 0.015 || math.Abs(slow-7.2) > 0.06 {
+		t.Errorf("demo 1 on the page: decode alone %v ms, +512 prefill %v ms, 2048 slowdown %v×; want ≈ 7.67, 14.90, 7.2", dec, mixed, slow)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#ch-figure svg rect").length`); n < 10 {
+		t.Errorf("the roofline figure has %d bars, want two per step (10)", n)
+	}
+	narr := eval[string](t, ctx, `document.getElementById("ch-narrative").textContent`)
+	if !strings.Contains(narr, byPrompt["512"][2]) {
+		t.Errorf("the narrative %q does not carry the live +512 figure %s", narr, byPrompt["512"][2])
+	}
+}
+
+// TestChapterDemo3GoodputTable: the goodput-per-GPU table with the single
+// instances, two xP+yD rows and DistServe's figures beside ours.
+func TestChapterDemo3GoodputTable(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo3&lang=en")
+	rows := eval[[]string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].slice(1).map(r => r.children[0].textContent)`)
+	joined := strings.Join(rows, " | ")
+	for _, want := range []string{"colocated", "prefill-only", "decode-only", "1 prefill + 1 decode", "2 prefill + 1 decode"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("demo 3 table lacks a %q row: %s", want, joined)
+		}
+	}
+	paper := eval[string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].map(r => r.lastElementChild.textContent).join(" ")`)
+	for _, want := range []string{"1.6", "3.3", "2.1×"} {
+		if !strings.Contains(paper, want) {
+			t.Errorf("DistServe's published %s is not beside ours: %s", want, paper)
+		}
+	}
+}
+
+// TestChapterSliderChangesItsTable: moving a chapter's own slider recomputes its table.
+func TestChapterSliderChangesItsTable(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	before := eval[string](t, ctx, `document.getElementById("ch-table").textContent`)
+	gen := eval[int](t, ctx, `servelab.lecture().gen`)
+	eval[any](t, ctx, `(() => { const s = document.getElementById("ch-batch"); s.value = 64; s.dispatchEvent(new Event("input", {bubbles: true})); })()`)
+	waitFor(t, ctx, `servelab.lecture().gen > `+itoa(gen)+` && servelab.lecture().done`, "the table to be recomputed")
+	after := eval[string](t, ctx, `document.getElementById("ch-table").textContent`)
+	if after == before {
+		t.Errorf("the batch slider moved to 64 but the table stayed the same: %s", after)
+	}
+	if !strings.Contains(eval[string](t, ctx, `document.querySelector("#ch-table caption").textContent`), "64 sequences") {
+		t.Errorf("the caption does not say 64 sequences")
+	}
+	if got := eval[string](t, ctx, `servelab.getState().preset`); got != "demo1" {
+		t.Errorf("moving a chapter slider left the chapter's preset: %q", got)
+	}
+	if eval[bool](t, ctx, `document.getElementById("info").hidden`) {
+		t.Errorf("the preset's description left the screen after a slider change")
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestChineseEverywhere: ?lang=zh puts Chinese in every control's label,
+// every button and the chapter's text.
+func TestChineseEverywhere(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo2&lang=zh")
+	bad := eval[[]string](t, ctx, `(() => {
+		const han = /\p{Script=Han}/u, out = [];
+		const visible = el => el.offsetParent !== null || el.closest("#live");
+		for (const el of document.querySelectorAll("label, legend, button, #ch-intro p, #ch-narrative, #ch-title, caption, th[scope=col]")) {
+			const txt = el.textContent.trim();
+			if (!visible(el) || txt === "" || /^[A-Za-z0-9 .+\-×()·/%]*$/.test(txt) && /^(P50|P90|P99|TTFT|TPOT|ITL|GPU)$/.test(txt)) continue;
+			if (!han.test(txt)) out.push(el.tagName + "#" + (el.id || el.htmlFor || "") + ": " + txt);
+		}
+		return out; })()`)
+	if len(bad) > 0 {
+		t.Errorf("?lang=zh left %d texts without Chinese: %v", len(bad), bad)
+	}
+	if lang := eval[string](t, ctx, `document.documentElement.lang`); lang != "zh-CN" {
+		t.Errorf("html lang = %q", lang)
+	}
+	// The switch goes back to English and the link keeps the language.
+	eval[any](t, ctx, `(() => { const s = document.getElementById("lang"); s.value = "en"; s.dispatchEvent(new Event("change")); })()`)
+	waitFor(t, ctx, `document.getElementById("ch-title").textContent.startsWith("Demo 2")`, "the chapter in English")
+	waitFor(t, ctx, `location.search.includes("lang=en") && location.search.includes("chapter=demo2")`, "the link to keep the language and chapter")
+}
+
+// TestEmbedShowsCanvasNotForm: ?embed=1 shows the canvas and the chapter's
+// figure, not the settings form.
+func TestEmbedShowsCanvasNotForm(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo2&embed=1")
+	got := eval[map[string]bool](t, ctx, `({form: document.getElementById("controls").offsetParent !== null,
+		canvas: document.getElementById("view").offsetHeight > 100, figure: document.querySelector("#ch-figure svg") !== null && document.getElementById("ch-figure").offsetParent !== null,
+		header: document.querySelector("header").offsetParent !== null})`)
+	if got["form"] || got["header"] || !got["canvas"] || !got["figure"] {
+		t.Errorf("embed mode: %v, want the canvas and figure without the form and header", got)
+	}
+	// The page's own "Embed this view" gives an iframe snippet in embed mode.
+	base := serve(t)
+	openChapter(t, ctx, base+"?chapter=demo4")
+	eval[any](t, ctx, `document.querySelector("[data-act=embed]").click()`)
+	waitFor(t, ctx, `document.getElementById("embed-code") && document.getElementById("embed-code").value.includes("embed=1")`, "the embed snippet")
+	snip := eval[string](t, ctx, `document.getElementById("embed-code").value`)
+	if !strings.HasPrefix(snip, "<iframe") || !strings.Contains(snip, "chapter=demo4") {
+		t.Errorf("snippet %q", snip)
+	}
+}
+
+// TestPageDefinesTerms: the glossary defines time to first token, and a
+// metric's definition shows on keyboard focus.
+func TestPageDefinesTerms(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2&lang=en")
+	gloss := eval[string](t, ctx, `document.getElementById("glossary").textContent`)
+	for _, want := range []string{"time to first token", "Time to first token", "Goodput", "KV cache", "Disaggregated", "Roofline"} {
+		if !strings.Contains(gloss, want) {
+			t.Errorf("the glossary lacks %q", want)
+		}
+	}
+	// A headless page has no window focus unless it is emulated.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := eval[string](t, ctx, `getComputedStyle(document.querySelector("#figures th[data-term=ttft] .term"), "::after").content`)
+	vis := eval[string](t, ctx, `(() => { const t = document.querySelector("#figures th[data-term=ttft] .term"); t.focus();
+		return getComputedStyle(t, "::after").content; })()`)
+	if before != "none" && before != "normal" || !strings.Contains(vis, "first token") {
+		t.Errorf("TTFT's definition before focus %q, on focus %q; want it shown on focus only", before, vis)
+	}
+	// Every metric on the page carries a definition.
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("[data-term]")].filter(e => !e.querySelector(".term[data-def]")).length`); n > 0 {
+		t.Errorf("%d metrics on the page have no definition", n)
+	}
+	if th := eval[string](t, ctx, `document.getElementById("fig-throughput").textContent`); !strings.Contains(th, "output tokens") {
+		t.Errorf("throughput %q does not say which tokens", th)
+	}
+}
+
+// TestPresetDescriptionStays: the preset's title and description stay on
+// screen after the re-simulation it starts (the bug in issue 10).
+func TestPresetDescriptionStays(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?lang=en")
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[any](t, ctx, `(() => { const s = document.getElementById("preset"); s.value = "demo4"; s.dispatchEvent(new Event("change")); })()`)
+	waitFor(t, ctx, `servelab.timings().gen > `+itoa(gen)+` && servelab.timings().drawnGen === servelab.timings().gen`, "the preset's run")
+	time.Sleep(400 * time.Millisecond) // the background figures land too
+	info := eval[string](t, ctx, `document.getElementById("info").hidden ? "" : document.getElementById("info").textContent`)
+	if !strings.Contains(info, "chunked prefill") || !strings.Contains(info, "TPOT falls") {
+		t.Errorf("after choosing demo4 the info line is %q, want its title and description", info)
+	}
+}
+
+// TestPageTablesEqualCLI: the page's lecture tables (servelab.lectureJSON,
+// the chapters' code) equal `servelab demo interference --json` for the
+// same settings, on a non-default model setting so the mapping is checked.
+func TestPageTablesEqualCLI(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "servelab")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/servelab").CombinedOutput(); err != nil {
+		t.Fatalf("build servelab: %v\n%s", err, out)
+	}
+	cli, err := exec.Command(bin, "demo", "interference", "--json", "--requests", "400", "--prompt", "384", "--output", "48",
+		"--seed", "3", "--eff-compute", "0.55", "--ttft-slo", "0.12", "--tpot-slo", "0.02").Output()
+	if err != nil {
+		t.Fatalf("servelab demo: %v", err)
+	}
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?n=400&prompt=384&output=48&seed=3&effc=0.55&slottft=120&slotpot=20&rate=40&batch=32&ctx=700")
+	page := eval[string](t, ctx, `servelab.lectureJSON()`)
+	var a, b any
+	if err := json.Unmarshal(cli, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(page), &b); err != nil {
+		t.Fatalf("page JSON: %v\n%s", err, page)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the page's tables differ from the CLI's:\ncli:  %.600s\npage: %.600s", cli, page)
+	}
+	// And what the chapter shows is that JSON: demo 1's +512 cell.
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&preset=demo1&effc=0.55&lang=en")
+	cell := eval[string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].find(r => r.children[0].textContent === "512").children[2].textContent`)
+	var res struct {
+		Demo1 []struct {
+			Prompt int     `json:"prompt"`
+			Mixed  float64 `json:"mixed"`
+		} `json:"demo1_in_step"`
+	}
+	json.Unmarshal(cli, &res)
+	if want := res.Demo1[1].Mixed * 1e3; math.Abs(cellNumber(t, cell)-want) > 0.006 {
+		t.Errorf("chapter cell %s ms, CLI %.4f ms", cell, want)
+	}
+}
+
+// TestLectureScreenshots writes screenshots of the chapters in both
+// languages at three sizes into $SERVELAB_SHOTS (skipped without it: a
+// tool for looking at the page, not a check).
+func TestLectureScreenshots(t *testing.T) {
+	dir := os.Getenv("SERVELAB_SHOTS")
+	if dir == "" {
+		t.Skip("set SERVELAB_SHOTS=DIR to write screenshots")
+	}
+	ctx := browser(t)
+	base := serve(t)
+	sizes := map[string][2]int64{"1280": {1280, 720}, "1920": {1920, 1080}, "390": {390, 844}}
+	pages := strings.Fields(os.Getenv("SERVELAB_SHOT_PAGES"))
+	if len(pages) == 0 {
+		pages = []string{"chapter=demo1", "chapter=demo2", "chapter=demo3", "chapter=demo4", "chapter=lab", "preset=demo2", "chapter=lab&embed=1"}
+	}
+	for name, sz := range sizes {
+		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: sz[0], Height: sz[1], DeviceScaleFactor: 1, Mobile: sz[0] < 500}); err != nil {
+			t.Fatal(err)
+		}
+		for _, lang := range []string{"en", "zh"} {
+			for _, pg := range pages {
+				open(t, ctx, base+"?"+pg+"&lang="+lang)
+				if strings.Contains(pg, "chapter") {
+					waitFor(t, ctx, `servelab.lecture().done`, "the chapter")
+				}
+				time.Sleep(300 * time.Millisecond)
+				buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := filepath.Join(dir, strings.NewReplacer("=", "-", "&", "_").Replace(pg)+"-"+lang+"-"+name+".png")
+				if err := os.WriteFile(f, buf, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// TestUploadNoticeStays: "overlaid X as run A" stays on screen after the
+// re-simulation the upload starts.
+func TestUploadNoticeStays(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?lang=en")
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{labJSON(t)})); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	waitFor(t, ctx, `servelab.status().overlays === 1 && servelab.timings().drawnGen === servelab.timings().gen`, "the upload's run")
+	time.Sleep(400 * time.Millisecond)
+	if info := eval[string](t, ctx, `document.getElementById("info").hidden ? "" : document.getElementById("info").textContent`); !strings.Contains(info, "overlaid lab.json as run A") {
+		t.Errorf("after the upload the info line is %q", info)
+	}
+}
+
+// TestChapterKeysAndButtons: ] and [ move between chapters, the URL follows,
+// and the predict question reveals what the simulation says.
+func TestChapterKeysAndButtons(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo2" && servelab.getState().preset === "demo2"`, "] to open demo 2")
+	waitFor(t, ctx, `location.search.includes("chapter=demo2")`, "the URL to name the chapter")
+	eval[any](t, ctx, `document.querySelector("#ch-nav [data-arg=lab]").click()`)
+	waitFor(t, ctx, `servelab.lecture().chapter === "lab" && servelab.lecture().done`, "the lab chapter")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("[")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo4" && servelab.lecture().done`, "[ to go back to demo 4")
+	if got := eval[string](t, ctx, `document.getElementById("ch-predict").textContent`); strings.Contains(got, "Right.") || strings.Contains(got, "Not quite.") {
+		t.Fatalf("the answer shows before a prediction: %q", got)
+	}
+	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='3']").click()`)
+	waitFor(t, ctx, `document.querySelector("#ch-predict .reveal") !== null`, "the reveal")
+	rev := eval[string](t, ctx, `document.querySelector("#ch-predict .reveal").textContent`)
+	if !strings.HasPrefix(rev, "Right.") || !strings.Contains(rev, "budget 128") {
+		t.Errorf("reveal %q", rev)
+	}
+}

@@ -1,0 +1,165 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"math"
+	"net/url"
+	"syscall/js"
+
+	"servelab/wasm/play"
+)
+
+// bindControls binds every panel, the canvas clicks, the uploads and the keys.
+func (a *App) bindControls() {
+	for _, p := range a.panels() {
+		p.bind(a.pg, a.emit)
+	}
+	a.listen(a.own, "click", func(ev js.Value) {
+		x, y := ev.Get("clientX").Float(), ev.Get("clientY").Float()
+		a.post(func() { a.selectAt(x, y) })
+	})
+	a.bindUpload()
+	a.bindKeys(a.doc)
+	a.bindKeys(a.own)
+}
+
+// handle applies one event from a panel (on the Update goroutine).
+func (a *App) handle(ev event) {
+	switch e := ev.(type) {
+	case evSet:
+		a.change(e.key, e.value)
+	case evPreset:
+		a.applyPreset(e.name)
+	case evChapter:
+		a.openChapter(e.id, true)
+	case evLang:
+		if play.HasLang(e.lang) && e.lang != a.lang {
+			a.lang = e.lang
+			a.state.Lang = e.lang
+			if p, ok := play.PresetByName(a.state.Preset); ok {
+				a.info = presetInfo(a.lang, p.Name)
+			}
+			a.dirty = true // the canvas labels
+			a.urlDirty = true
+			a.render()
+		}
+	case evAnswer:
+		a.answer(e.opt)
+	case evPlay:
+		a.togglePlay()
+	case evStep:
+		a.playing = false
+		a.stepOnce()
+	case evZoom:
+		a.zoom(e.f, a.view.T0+a.view.Span/2)
+	case evFit:
+		a.fit()
+	case evSpeed:
+		a.speed = e.v
+	case evScrub:
+		if a.run == nil {
+			return
+		}
+		a.playing = false
+		a.view.Cursor = e.frac * a.run.End
+		if a.view.Cursor < a.view.T0 || a.view.Cursor > a.view.T0+a.view.Span {
+			a.view.T0 = math.Max(0, a.view.Cursor-a.view.Span/2)
+		}
+		a.setView()
+	case evExport:
+		switch e.kind {
+		case "png":
+			a.exportReq = true
+		case "csv":
+			a.download("servelab-figures.csv", "text/csv", a.figuresCSV())
+		case "json":
+			a.download("servelab-figures.json", "application/json", a.figuresJSON())
+		}
+	case evClearMeasured:
+		a.overlays = [2]*play.Overlay{}
+		a.info = ""
+		a.dirty = true
+		a.render()
+	case evProjector:
+		a.projector = !a.projector
+		a.dirty = true
+		a.render()
+	case evCopyLink:
+		a.writeURL()
+		href := a.win.Get("location").Get("href").String()
+		if cb := a.win.Get("navigator").Get("clipboard"); cb.Truthy() {
+			cb.Call("writeText", href) // a Promise; nothing waits on it
+		}
+		a.info = play.Tf(a.lang, "msg.copied", href)
+		a.render()
+	case evEmbedSnippet:
+		a.writeURL()
+		a.chapter.snippet = embedSnippet(a.win.Get("location").Get("href").String())
+		a.render()
+	}
+}
+
+// change applies one setting from a control and re-simulates.
+func (a *App) change(key, value string) {
+	if note := a.state.Set(key, value); note != "" {
+		a.notes = []string{note}
+	} else {
+		a.notes = nil
+	}
+	if a.state.Preset != "" && (a.lec == nil || !a.lec.owns(key)) {
+		// The settings left the preset: its description no longer applies.
+		a.state.Preset = ""
+		a.info = ""
+	}
+	a.needSim = true
+}
+
+// applyPreset resets the settings to a preset; its title and description stay on screen.
+func (a *App) applyPreset(name string) {
+	if name == "" {
+		a.state.Preset = ""
+		a.info = ""
+		a.urlDirty = true
+		a.render()
+		return
+	}
+	p, ok := play.PresetByName(name)
+	if !ok {
+		a.notes = []string{play.Tf(a.lang, "msg.unknownpreset", name)}
+		a.render()
+		return
+	}
+	s := play.DefaultState()
+	s.Lang = a.lang
+	p.Apply(&s)
+	a.state = s
+	a.notes = nil
+	a.playing = false
+	a.needSim = true
+	a.info = presetInfo(a.lang, p.Name)
+}
+
+// query is the page's URL query: every setting, then the language, the
+// chapter and embed mode, so a shared link opens the same view.
+func (a *App) query() string {
+	q := a.state.Query() + "&lang=" + url.QueryEscape(a.lang)
+	if a.lec != nil {
+		q += "&chapter=" + url.QueryEscape(a.lec.ch.ID)
+	}
+	if a.embed {
+		q += "&embed=1"
+	}
+	return q
+}
+
+// presetInfo is a preset's title and description, kept on screen.
+func presetInfo(lang, name string) string {
+	return play.T(lang, "preset."+name+".title") + play.T(lang, "info.sep") + play.T(lang, "preset."+name+".about")
+}
+
+// tr is the text for key in the page's language (for the App's own messages).
+func (a *App) tr(key string) string { return play.T(a.lang, key) }
+
+// trf formats the text for key in the page's language.
+func (a *App) trf(key string, args ...any) string { return play.Tf(a.lang, key, args...) }

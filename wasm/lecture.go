@@ -1,0 +1,216 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"time"
+
+	"servelab/sim"
+	"servelab/wasm/play"
+)
+
+// lecture is the lecture mode's state: the open chapter and its table,
+// computed by sim's demo jobs a few per frame so the page never freezes.
+type lecture struct {
+	ch    play.Chapter
+	index int
+	key   string // play.LectureKey of the settings the table is for
+	lec   sim.Lecture
+	res   *sim.Interference
+	jobs  []sim.LectureJob
+	split bool // demo 3's split jobs were queued
+	lab   *play.LabPair
+	over  *play.Overlay // the lab's unchunked gaps, for the canvas
+	err   string
+	t0    time.Time
+	// tookMs is how long the last recomputation took, from the change to the full table.
+	tookMs float64
+	done   bool
+	gen    int // bumps when a table is complete
+	// The predict question: the option picked (0: none yet) and, once
+	// picked, what the simulation says.
+	picked   int
+	right    int
+	revealed map[string]string
+}
+
+// lectureView is what the chapter panel renders.
+type lectureView struct {
+	ch       play.Chapter
+	index    int
+	res      *sim.Interference
+	lab      *play.LabPair
+	done     bool
+	err      string
+	tookMs   float64
+	picked   int
+	right    int
+	revealed map[string]string
+}
+
+func (l *lecture) view() *lectureView {
+	return &lectureView{ch: l.ch, index: l.index, res: l.res, lab: l.lab, done: l.done, err: l.err, tookMs: l.tookMs,
+		picked: l.picked, right: l.right, revealed: l.revealed}
+}
+
+// owns reports whether key is one the chapter lets the student move
+// (moving it keeps the chapter's preset and its description).
+func (l *lecture) owns(key string) bool {
+	for _, k := range l.ch.Moves {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsChanged restarts the table when a setting it depends on moved.
+func (l *lecture) settingsChanged(s play.State) {
+	key := play.LectureKey(s)
+	if key == l.key {
+		return
+	}
+	l.key, l.t0, l.done, l.err, l.split, l.lab, l.over = key, time.Now(), false, "", false, nil, nil
+	l.picked, l.right, l.revealed = 0, 0, nil
+	l.jobs = nil
+	if l.ch.Demo == 0 {
+		return // the lab: tick runs the pair
+	}
+	lec, d, err := play.LectureOf(s)
+	if err != nil {
+		l.err, l.done, l.res = err.Error(), true, nil
+		return
+	}
+	res, jobs := lec.Interference(d)
+	l.lec, l.res = lec, res
+	for _, j := range jobs {
+		if j.Demo == l.ch.Demo {
+			l.jobs = append(l.jobs, j)
+		}
+	}
+	if len(l.jobs) == 0 {
+		l.finish() // demo 1 is computed already: show it with this render
+	}
+}
+
+// tick runs the table's jobs for up to budget; it reports whether the
+// table changed (finished).
+func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bool {
+	if l.done {
+		return false
+	}
+	start := time.Now()
+	if l.ch.Demo == 0 {
+		p, err := play.RunLabPair(s, main)
+		if err != nil {
+			l.err = err.Error()
+		} else {
+			l.lab = &p
+			l.over = play.SimOverlay(p.Unchunked, "unchunked")
+		}
+		return l.finish()
+	}
+	for len(l.jobs) > 0 && time.Since(start) < budget {
+		j := l.jobs[0]
+		l.jobs = l.jobs[1:]
+		if err := j.Run(); err != nil {
+			l.err = err.Error()
+			l.jobs = nil
+			return l.finish()
+		}
+	}
+	if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
+		l.split = true
+		l.jobs = l.lec.Demo3Splits(l.res)
+	}
+	if len(l.jobs) == 0 {
+		return l.finish()
+	}
+	return false
+}
+
+func (l *lecture) finish() bool {
+	l.done = true
+	l.gen++
+	l.tookMs = float64(time.Since(l.t0).Microseconds()) / 1e3
+	return true
+}
+
+// openChapter enters lecture mode at chapter id ("" leaves it); with
+// preset it also loads the chapter's settings.
+func (a *App) openChapter(id string, preset bool) {
+	if id == "" {
+		a.lec = nil
+		a.urlDirty = true
+		a.dirty = true
+		a.render()
+		return
+	}
+	ch, i, ok := play.ChapterByID(id)
+	if !ok {
+		a.notes = []string{play.Tf(a.lang, "msg.unknownchapter", id)}
+		return
+	}
+	if preset || a.state.Preset == "" && play.QueryValue(a.win.Get("location").Get("search").String(), "preset") == "" {
+		a.applyPreset(ch.Preset)
+	}
+	a.lec = &lecture{ch: ch, index: i}
+	a.chapter.snippet = ""
+	a.needSim = true
+	a.urlDirty = true
+}
+
+// tickLecture advances the open chapter's table, some ms a frame.
+func (a *App) tickLecture() {
+	if a.lec == nil {
+		return
+	}
+	// 25 ms of jobs a frame: the table comes sooner than at 8, and the
+	// page still answers between frames.
+	if a.lec.tick(a.state, a.run, 25*time.Millisecond) {
+		a.dirty = true // the lab's comparison run is drawn on the canvas
+		a.render()
+		// On the page's clock, for the benchmark: when the table was shown.
+		a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
+	}
+}
+
+// answer records the student's prediction and computes what happened.
+func (a *App) answer(opt int) {
+	l := a.lec
+	if l == nil || !l.done || l.err != "" {
+		return
+	}
+	right, vals, err := play.Reveal(l.ch, a.state, l.res)
+	if err != nil {
+		l.err = err.Error()
+	}
+	l.picked, l.right, l.revealed = opt, right, vals
+	a.render()
+}
+
+// chapterOverlay is the lab chapter's unchunked run, drawn on the chunked
+// run's clock and gap axis so the two stalls compare at one scale.
+func (a *App) chapterOverlay() *play.Overlay {
+	if a.lec == nil || a.state.Workload != "lab" {
+		return nil
+	}
+	return a.lec.over
+}
+
+// holds reports whether the chapter keeps r (so it must not be recycled).
+func (l *lecture) holds(r *play.SimRun) bool {
+	return r != nil && l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r)
+}
+
+// stepChapter moves to the next (+1) or previous (-1) chapter; outside
+// lecture mode it opens the first.
+func (a *App) stepChapter(d int) {
+	if a.lec == nil {
+		a.openChapter(play.Chapters[0].ID, true)
+		return
+	}
+	if i := a.lec.index + d; i >= 0 && i < len(play.Chapters) {
+		a.openChapter(play.Chapters[i].ID, true)
+	}
+}

@@ -1,0 +1,134 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+
+	"servelab/wasm/play"
+
+	"honnef.co/go/js/dom/v2"
+)
+
+// A panel is one part of the page around the timeline. It binds its DOM
+// listeners once, turning what the user does into events for the App's
+// loop, and renders itself from a uiState; it holds no simulation state.
+// Adding a panel: a type in its own file, listed in App.panels.
+type panel interface {
+	// bind wires the panel's listeners; emit queues an event for the loop.
+	bind(p *page, emit func(event))
+	// render shows u on the page.
+	render(p *page, u *uiState)
+}
+
+// event is something the user did on a panel; App.handle applies it.
+type event interface{}
+
+// The events panels emit.
+type (
+	evSet           struct{ key, value string } // a setting from a control
+	evPreset        struct{ name string }
+	evChapter       struct{ id string } // "" leaves lecture mode
+	evLang          struct{ lang string }
+	evPlay          struct{}
+	evStep          struct{}
+	evZoom          struct{ f float64 }
+	evFit           struct{}
+	evSpeed         struct{ v float64 }
+	evScrub         struct{ frac float64 } // 0..1 of the run
+	evExport        struct{ kind string }  // png, csv, json
+	evClearMeasured struct{}
+	evProjector     struct{}
+	evCopyLink      struct{}
+	evEmbedSnippet  struct{}
+)
+
+// uiState is what the panels read: a view of the App's state for one render.
+type uiState struct {
+	lang     string
+	st       *play.State
+	run      *play.SimRun
+	simErr   string
+	figs     play.Figures
+	rates    []play.RatePoint
+	overlays [2]*play.Overlay
+	notes    []string
+	info     string // the preset's or the last upload's description
+	playing  bool
+	cursor   float64
+	// the step to explain: hovered, else selected (row, index); -1 none
+	stepRow, step int
+	projector     bool
+	embed         bool
+	lec           *lectureView
+}
+
+// tr is the text for key in the page's language.
+func (u *uiState) tr(key string) string { return play.T(u.lang, key) }
+
+// trf formats the text for key with args.
+func (u *uiState) trf(key string, args ...any) string { return play.Tf(u.lang, key, args...) }
+
+// page is the controls document the panels draw into.
+type page struct {
+	doc   js.Value
+	pdoc  dom.Document
+	guard func(where string, f func())
+	last  map[string]string // what setHTML last wrote, by id
+}
+
+// el is the element with id, or null.
+func (p *page) el(id string) js.Value {
+	if p == nil || p.pdoc == nil {
+		return js.Null()
+	}
+	e := p.pdoc.GetElementByID(id)
+	if e == nil {
+		return js.Null()
+	}
+	return e.Underlying()
+}
+
+// listen adds a DOM listener whose body runs guarded; it never blocks.
+func (p *page) listen(target js.Value, name string, f func(ev js.Value)) {
+	if target.IsNull() || target.IsUndefined() {
+		return
+	}
+	target.Call("addEventListener", name, js.FuncOf(func(this js.Value, args []js.Value) any {
+		p.guard(name+" handler", func() {
+			var ev js.Value
+			if len(args) > 0 {
+				ev = args[0]
+			}
+			f(ev)
+		})
+		return nil
+	}))
+}
+
+// setText sets an element's text (missing elements are ignored).
+func (p *page) setText(id, s string) {
+	if el := p.el(id); !el.IsNull() {
+		el.Set("textContent", s)
+	}
+}
+
+// setHTML sets an element's markup unless it is already that, so focus
+// and hover inside it survive a render that changed nothing.
+func (p *page) setHTML(id, s string) {
+	if p.last == nil {
+		p.last = map[string]string{}
+	}
+	if old, ok := p.last[id]; ok && old == s {
+		return
+	}
+	if el := p.el(id); !el.IsNull() {
+		el.Set("innerHTML", s)
+		p.last[id] = s
+	}
+}
+
+// onClick emits ev when the element is clicked.
+func (p *page) onClick(id string, emit func(event), ev event) {
+	p.listen(p.el(id), "click", func(js.Value) { emit(ev) })
+}

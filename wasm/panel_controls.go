@@ -1,0 +1,153 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+	"syscall/js"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/wasm/play"
+)
+
+// controlsPanel is the settings form, the preset menu and the playback bar.
+type controlsPanel struct {
+	lang string // the language the menus were filled in
+}
+
+func (c *controlsPanel) bind(p *page, emit func(event)) {
+	fill := func(id string, names []string) {
+		var sb strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&sb, `<option value="%s">%s</option>`, html.EscapeString(n), html.EscapeString(n))
+		}
+		p.setHTML(id, sb.String())
+	}
+	fill("model", modelspecs.Names())
+	fill("gpu", hwspecs.Names())
+	for _, n := range play.Params {
+		key := n.Key
+		el := p.el(key)
+		if el.IsNull() {
+			continue
+		}
+		if el.Get("type").String() == "checkbox" {
+			p.listen(el, "change", func(js.Value) {
+				v := 0.0
+				if el.Get("checked").Bool() {
+					v = 1
+				}
+				emit(evSet{key, play.FormatNum(v)})
+			})
+			continue
+		}
+		p.listen(el, "input", func(js.Value) { emit(evSet{key, el.Get("value").String()}) })
+	}
+	for _, key := range []string{"workload", "policy", "model", "gpu"} {
+		el, k := p.el(key), key
+		p.listen(el, "change", func(js.Value) { emit(evSet{k, el.Get("value").String()}) })
+	}
+	if el := p.el("preset"); !el.IsNull() {
+		p.listen(el, "change", func(js.Value) { emit(evPreset{el.Get("value").String()}) })
+	}
+	p.onClick("play", emit, evPlay{})
+	p.onClick("step", emit, evStep{})
+	p.onClick("zoom-in", emit, evZoom{1 / 1.5})
+	p.onClick("zoom-out", emit, evZoom{1.5})
+	p.onClick("zoom-fit", emit, evFit{})
+	p.onClick("projector", emit, evProjector{})
+	p.onClick("copy-link", emit, evCopyLink{})
+	if el := p.el("speed"); !el.IsNull() {
+		p.listen(el, "change", func(js.Value) {
+			if v, err := strconv.ParseFloat(el.Get("value").String(), 64); err == nil && v > 0 {
+				emit(evSpeed{v})
+			}
+		})
+	}
+	if el := p.el("scrub"); !el.IsNull() {
+		p.listen(el, "input", func(js.Value) {
+			v, _ := strconv.ParseFloat(el.Get("value").String(), 64)
+			emit(evScrub{v / 1000})
+		})
+	}
+}
+
+// render writes the state back into every control (after a preset, a link or the API).
+func (c *controlsPanel) render(p *page, u *uiState) {
+	if c.lang != u.lang {
+		c.lang = u.lang
+		var sb strings.Builder
+		sb.WriteString(`<option value="">` + html.EscapeString(u.tr("preset.custom")) + `</option>`)
+		for _, pr := range play.Presets {
+			fmt.Fprintf(&sb, `<option value="%s">%s</option>`, pr.Name, html.EscapeString(u.tr("preset."+pr.Name+".title")))
+		}
+		p.setHTML("preset", sb.String())
+	}
+	for _, n := range play.Params {
+		el := p.el(n.Key)
+		if el.IsNull() {
+			continue
+		}
+		v := u.st.Num[n.Key]
+		if el.Get("type").String() == "checkbox" {
+			el.Set("checked", v != 0)
+		} else if el.Get("value").String() != play.FormatNum(v) {
+			el.Set("value", play.FormatNum(v))
+		}
+		txt := play.FormatNum(v)
+		if n.Unit != "" {
+			txt += " " + u.tr("unit."+n.Unit)
+		}
+		p.setText(n.Key+"-out", txt)
+	}
+	for key, v := range map[string]string{"workload": u.st.Workload, "policy": u.st.Policy, "model": u.st.Model, "gpu": u.st.GPU, "preset": u.st.Preset} {
+		if el := p.el(key); !el.IsNull() {
+			el.Set("value", v)
+		}
+	}
+	// Show only the knobs that apply.
+	cls := []string{"wl-" + u.st.Workload, "pol-" + u.st.Policy}
+	if u.projector {
+		cls = append(cls, "projector")
+	}
+	if u.embed {
+		cls = append(cls, "embed")
+	}
+	if u.lec != nil {
+		cls = append(cls, "lecture", "layout-"+u.lec.ch.Layout)
+	}
+	p.doc.Get("body").Set("className", strings.Join(cls, " "))
+	if el := p.el("projector"); !el.IsNull() {
+		el.Call("setAttribute", "aria-pressed", strconv.FormatBool(u.projector))
+	}
+	c.renderPlayback(p, u)
+}
+
+// renderPlayback is the play button and the position slider.
+func (c *controlsPanel) renderPlayback(p *page, u *uiState) {
+	if el := p.el("play"); !el.IsNull() {
+		txt := u.tr("play.play")
+		if u.playing {
+			txt = u.tr("play.pause")
+		}
+		el.Set("textContent", txt)
+		el.Call("setAttribute", "aria-pressed", strconv.FormatBool(u.playing))
+	}
+	if el := p.el("scrub"); !el.IsNull() && u.run != nil && u.run.End > 0 {
+		cur := u.cursor
+		if cur < 0 {
+			cur = u.run.End
+		}
+		el.Set("value", play.FormatNum(math.Round(cur/u.run.End*1000)))
+	}
+	txt := u.tr("play.end")
+	if u.cursor >= 0 {
+		txt = fmtDur(u.cursor)
+	}
+	p.setText("scrub-out", txt)
+}

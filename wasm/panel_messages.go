@@ -1,0 +1,40 @@
+//go:build js && wasm
+
+package main
+
+import "strings"
+
+// messagesPanel is the alert line (errors), the notes about clamped values
+// and the info line: the preset's title and description or the last
+// upload, which stay on screen until the settings leave them.
+type messagesPanel struct{}
+
+func (messagesPanel) bind(*page, func(event)) {}
+
+func (messagesPanel) render(p *page, u *uiState) {
+	el := p.el("notes")
+	if !el.IsNull() {
+		el.Set("textContent", strings.Join(u.notes, "; "))
+		el.Set("hidden", len(u.notes) == 0)
+	}
+	if el := p.el("info"); !el.IsNull() {
+		el.Set("textContent", u.info)
+		el.Set("hidden", u.info == "")
+	}
+}
+
+// showMessage puts text in the alert line (role=alert for errors); "" hides it.
+func showMessage(p *page, text string, isErr bool) {
+	defer func() { recover() }() // the page may lack the element; never panic here
+	el := p.el("message")
+	if el.IsNull() {
+		return
+	}
+	el.Set("textContent", text)
+	cls := "info"
+	if isErr {
+		cls = "error"
+	}
+	el.Set("className", cls)
+	el.Set("hidden", text == "")
+}

@@ -1,0 +1,48 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"testing"
+
+	"servelab/sim"
+)
+
+// BenchmarkPresets is the page's re-simulation of each preset, as a slider
+// change runs it (Simulate: the run, its trace, its index and summary), in
+// the browser's runtime (these tests run under node).
+func BenchmarkPresets(b *testing.B) {
+	var prev *SimRun
+	for _, p := range Presets {
+		s, _ := ParseQuery("preset=" + p.Name)
+		b.Run(p.Name, func(b *testing.B) {
+			for b.Loop() {
+				prev.Recycle() // the page recycles the run it replaces
+				r, err := Simulate(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				prev = r
+			}
+		})
+	}
+}
+
+// BenchmarkPanels is the page's background figures for the demo-2 preset:
+// the latency-vs-rate points and the goodput search (see wasm/controls.go).
+func BenchmarkPanels(b *testing.B) {
+	s, _ := ParseQuery("preset=demo2")
+	for b.Loop() {
+		for _, rate := range RatesFor(s.F("rate")) {
+			if _, _, err := AttainmentAt(s, rate); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, _, err := sim.Goodput(func(rate float64) (float64, error) {
+			_, att, err := AttainmentAt(s, rate)
+			return att, err
+		}, 0.9, 400); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// The page's texts live in one catalogue per language (catalogue_en.go,
+// catalogue_zh.go): data, keyed by the same keys. TestCataloguesHaveSameKeys
+// fails when a key is missing in either.
+var catalogues = map[string]map[string]string{"en": catalogueEN, "zh": catalogueZH}
+
+// Langs are the page's languages.
+func Langs() []string { return []string{"en", "zh"} }
+
+// HasLang reports whether lang has a catalogue.
+func HasLang(lang string) bool { _, ok := catalogues[lang]; return ok }
+
+// T is the text for key in lang; English when lang lacks it, and the key
+// itself (a message computed elsewhere passes through) when both do.
+func T(lang, key string) string {
+	if s, ok := catalogues[lang][key]; ok {
+		return s
+	}
+	if s, ok := catalogueEN[key]; ok {
+		return s
+	}
+	return key
+}
+
+// Tf formats the text for key with args (fmt verbs; a catalogue may
+// reorder them with %[n]).
+func Tf(lang, key string, args ...any) string { return fmt.Sprintf(T(lang, key), args...) }
+
+// Fill replaces {name} in the text for key with vals[name].
+func Fill(lang, key string, vals map[string]string) string {
+	s := T(lang, key)
+	names := make([]string, 0, len(vals))
+	for k := range vals {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		s = strings.ReplaceAll(s, "{"+k+"}", vals[k])
+	}
+	return s
+}
+
+// Keys is every key of lang's catalogue, sorted.
+func Keys(lang string) []string {
+	var ks []string
+	for k := range catalogues[lang] {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// QueryValue is key's value in the URL query q ("" if absent or unreadable).
+func QueryValue(q, key string) string {
+	vals, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil {
+		return ""
+	}
+	return vals.Get(key)
+}
+
+// QueryFlag reports whether key is on in q (1, true, yes).
+func QueryFlag(q, key string) bool {
+	switch strings.ToLower(QueryValue(q, key)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// PickLang is the page's language: ?lang= when it names one, else the
+// browser's (zh-CN, zh-TW... read as zh), else English.
+func PickLang(q, browser string) string {
+	if l := QueryValue(q, "lang"); HasLang(l) {
+		return l
+	}
+	b := strings.ToLower(browser)
+	if i := strings.IndexAny(b, "-_"); i > 0 {
+		b = b[:i]
+	}
+	if HasLang(b) {
+		return b
+	}
+	return "en"
+}
+
+// GlossaryTerms are the glossary's entries, in reading order; each has
+// "gloss.K" (its name spelled out) and "def.K" in every catalogue.
+var GlossaryTerms = []string{"ttft", "tpot", "itl", "e2e", "pct", "attain", "goodput", "throughput", "prefill", "decode",
+	"budget", "roofline", "compute", "memory", "kv", "colocated", "disagg", "slo", "interference"}

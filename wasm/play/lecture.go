@@ -1,0 +1,261 @@
+//go:build js && wasm
+
+package play
+
+import (
+	"fmt"
+	"math"
+
+	"servelab/sim"
+)
+
+// Chapter is one chapter of the lecture mode, as data: its texts are the
+// catalogue keys "ch.ID.*" (title, question, fixed, moves, narrative,
+// predict, o1..oN, reveal), its table is demo Demo of sim.Lecture (0: the
+// lab's two runs), its figure is Layout.
+type Chapter struct {
+	ID      string   // demo1..demo4, lab: the URL's ?chapter=
+	Demo    int      // which demo's jobs fill its table; 0 for the lab
+	Preset  string   // the settings the chapter opens with
+	Moves   []string // the settings the student moves (sliders in the chapter)
+	Layout  string   // the figure: "step", "curves", "goodput", "budget", "lab"
+	Options int      // the predict question's options (keys ch.ID.o1..)
+	Answer  int      // the right option, 1-based, at the chapter's preset (a test checks it)
+}
+
+// Chapters are the lecture's four demos and the lab, in order.
+var Chapters = []Chapter{
+	{ID: "demo1", Demo: 1, Preset: "demo1", Moves: []string{"batch", "ctx", "effc", "ovh"}, Layout: "step", Options: 3, Answer: 2},
+	{ID: "demo2", Demo: 2, Preset: "demo2", Moves: []string{"prompt", "output", "effc"}, Layout: "curves", Options: 2, Answer: 1},
+	{ID: "demo3", Demo: 3, Preset: "demo3", Moves: []string{"slottft", "slotpot", "output"}, Layout: "goodput", Options: 3, Answer: 3},
+	{ID: "demo4", Demo: 4, Preset: "demo4", Moves: []string{"rate", "prompt"}, Layout: "budget", Options: 3, Answer: 3},
+	{ID: "lab", Demo: 0, Preset: "lab-chunked", Moves: []string{"streams", "long", "budget"}, Layout: "lab", Options: 3, Answer: 1},
+}
+
+// ChapterByID finds a chapter.
+func ChapterByID(id string) (Chapter, int, bool) {
+	for i, c := range Chapters {
+		if c.ID == id {
+			return c, i, true
+		}
+	}
+	return Chapter{}, -1, false
+}
+
+// LectureOf is the lecture's setup from the page's settings: the model,
+// GPU and assumptions, the Poisson workload (requests, prompt, output,
+// seed), demo 1's batch and context, demo 3's SLOs and demo 4's rate.
+// `servelab demo interference` with the same flags computes the same tables.
+func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
+	step, err := stepModel(s)
+	if err != nil {
+		return sim.Lecture{}, sim.Demos{}, err
+	}
+	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed"))}
+	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
+		return sim.Lecture{}, sim.Demos{}, err
+	}
+	d := sim.LectureDemos(slo(s))
+	d.Batch, d.Context, d.Rate4 = s.I("batch"), s.I("ctx"), s.F("rate")
+	return l, d, nil
+}
+
+// LectureKey is what a chapter's table depends on: when it is unchanged,
+// the table need not be recomputed (moving the view does not).
+func LectureKey(s State) string {
+	k := s.Model + "|" + s.GPU
+	for _, p := range []string{"effc", "effm", "ovh", "tp", "n", "prompt", "output", "seed", "batch", "ctx", "slottft", "slotpot", "rate",
+		"streams", "long", "longout", "inject", "duration", "budget", "bdec"} {
+		k += "|" + FormatNum(s.F(p))
+	}
+	return k
+}
+
+// RunLecture computes every demo for s, one job after another (the page's
+// chapters run the same jobs a few per frame).
+func RunLecture(s State) (*sim.Interference, error) {
+	l, d, err := LectureOf(s)
+	if err != nil {
+		return nil, err
+	}
+	res, jobs := l.Interference(d)
+	for _, j := range jobs {
+		if err := j.Run(); err != nil {
+			return nil, err
+		}
+	}
+	for _, j := range l.Demo3Splits(res) {
+		if err := j.Run(); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// LabPair is the lab chapter's two runs: the same closed loop and long
+// prompt, unchunked (prefill-first) and chunked at the state's budget.
+type LabPair struct {
+	Unchunked, Chunked *SimRun
+}
+
+// RunLabPair simulates both lab runs for s's lab knobs. A run already
+// made for the same settings (the timeline's) may be passed as have; it
+// is used instead of simulating that side again.
+func RunLabPair(s State, have *SimRun) (LabPair, error) {
+	u, c := s.Clone(), s.Clone()
+	u.Workload, c.Workload = "lab", "lab"
+	u.Policy, c.Policy = "prefill-first", "chunked"
+	run := func(x State) (*SimRun, error) {
+		if have != nil && have.State.Query() == x.Query() {
+			return have, nil
+		}
+		return Simulate(x)
+	}
+	ru, err := run(u)
+	if err != nil {
+		return LabPair{}, err
+	}
+	rc, err := run(c)
+	if err != nil {
+		return LabPair{}, err
+	}
+	return LabPair{ru, rc}, nil
+}
+
+// Reveal is what the chapter's predict question asks about, computed for
+// the student's settings: the option that is right (1-based) and the
+// numbers that say so (for the "ch.ID.reveal" text).
+func Reveal(ch Chapter, s State, res *sim.Interference) (int, map[string]string, error) {
+	l, d, err := LectureOf(s)
+	if err != nil {
+		return 0, nil, err
+	}
+	switch ch.ID {
+	case "demo1":
+		// Beyond the table: a 4096-token prompt in the same step.
+		r := l.Demo1(d.Batch, d.Context, []int{4096})[0]
+		pick := 2
+		switch {
+		case r.DecodeSlowdown < 10:
+			pick = 1
+		case r.DecodeSlowdown > 30:
+			pick = 3
+		}
+		return pick, map[string]string{"mixed": ms(r.Mixed), "slow": fmt.Sprintf("%.1f", r.DecodeSlowdown)}, nil
+	case "demo2":
+		// Beyond the table: 80 req/s.
+		r, err := l.Demo2Rate(80)
+		if err != nil {
+			return 0, nil, err
+		}
+		pick := 1
+		if r.DecodeTPOT90 > 2*minTPOT(res) {
+			pick = 2
+		}
+		return pick, map[string]string{"dec": ms(r.DecodeTPOT90), "col": ms(r.ColocatedTPOT90)}, nil
+	case "demo3":
+		// 1 prefill + 2 decode, by the lecture's arithmetic.
+		g := res.Demo3
+		s12, s11, s21 := sim.SplitArithmetic(1, 2, g.Prefill, g.Decode), sim.SplitArithmetic(1, 1, g.Prefill, g.Decode), sim.SplitArithmetic(2, 1, g.Prefill, g.Decode)
+		pick := 2
+		switch {
+		case s12.PerGPU > s21.PerGPU:
+			pick = 1
+		case s12.PerGPU < s11.PerGPU:
+			pick = 3
+		}
+		return pick, map[string]string{"pg12": f1(s12.PerGPU), "pg11": f1(s11.PerGPU), "pg21": f1(s21.PerGPU), "pre": f1(g.Prefill), "dec": f1(g.Decode)}, nil
+	case "demo4":
+		// Beyond the table: budget 128.
+		r, err := l.Demo4Row(d.Rate4, 128)
+		if err != nil {
+			return 0, nil, err
+		}
+		base := math.Inf(1)
+		for _, x := range res.Demo4 {
+			if x.Budget > 0 {
+				base = math.Min(base, x.TTFTP90)
+			}
+		}
+		pick := 1
+		switch {
+		case r.TTFTP90 > 10*base:
+			pick = 3
+		case r.TTFTP90 < 1.05*base:
+			pick = 2
+		}
+		return pick, map[string]string{"ttft": ms(r.TTFTP90), "tpot": ms(r.TPOTP90)}, nil
+	case "lab":
+		// The same lab with a 512-token budget instead of the state's.
+		s512 := s.Clone()
+		s512.Num["budget"] = 512
+		p, err := RunLabPair(s512, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		q, err := RunLabPair(s, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		w512, w := p.Chunked.Lab.WorstGap, q.Chunked.Lab.WorstGap
+		pick := 2
+		switch {
+		case w512 < 0.9*w:
+			pick = 1
+		case w512 > 1.1*w:
+			pick = 3
+		}
+		return pick, map[string]string{"w512": ms(w512), "w": ms(w), "budget": FormatNum(s.F("budget"))}, nil
+	}
+	return 0, nil, fmt.Errorf("chapter %q has no question", ch.ID)
+}
+
+func minTPOT(res *sim.Interference) float64 {
+	m := math.Inf(1)
+	for _, r := range res.Demo2 {
+		m = math.Min(m, r.DecodeTPOT90)
+	}
+	return m
+}
+
+// ms is seconds as milliseconds with two decimals.
+func ms(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v*1e3)
+}
+
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+// DistServe's published figures (Zhong et al., OSDI 2024, figure 1: OPT-13B
+// on A100, prompt 512 / output 64), as the lecture quotes them, req/s.
+var DistServe = struct {
+	Colocated, PrefillOnly, DecodeOnly, Total2P1D, PerGPU2P1D, Advantage float64
+}{1.6, 5.6, 10, 10, 3.3, 2.1}
+
+// SimOverlay lays a simulated run's inter-token gaps over another run's
+// timeline (the lab chapter: unchunked over chunked, on one gap axis).
+func SimOverlay(r *SimRun, name string) *Overlay {
+	o := &Overlay{Name: name, Kind: "sim", Lab: r.Lab}
+	o.Gaps = make([]sim.Gap, len(r.ITL))
+	for i, g := range r.ITL {
+		o.Gaps[i] = sim.Gap{TRelInject: g.T, Gap: g.Gap}
+	}
+	return o
+}
+
+// StepBreakdown is demo 1's roofline for the chapter's figure: the decode
+// batch alone, then with one prompt of each length in the same step
+// (the same step model the table's seconds come from).
+func StepBreakdown(s State, prompts []int) (alone sim.Cost, mixed []sim.Cost, err error) {
+	l, d, err := LectureOf(s)
+	if err != nil {
+		return sim.Cost{}, nil, err
+	}
+	alone = l.Step.Decode(d.Batch, d.Batch*d.Context)
+	for _, p := range prompts {
+		mixed = append(mixed, l.Step.Mixed(d.Batch, d.Batch*d.Context, p))
+	}
+	return alone, mixed, nil
+}
