@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"servelab/sim"
@@ -42,6 +43,11 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	if !(*ttft > 0 && *tpot > 0) {
 		return fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", *ttft, *tpot)
+	}
+	if *n <= 5000 {
+		// A lecture-sized demo allocates a few tens of MB in all (its runs
+		// reuse their memory): collecting that costs a fifth of the demo.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
 	lec := sim.Lecture{Step: step, N: *n, Prompt: *prompt, Output: *output, Seed: *seed}
 	res, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: *ttft, TPOT: *tpot}))
