@@ -43,6 +43,12 @@ type App struct {
 	glossary glossaryPanel
 	langSw   langPanel
 	chapter  chapterPanel
+	profile  profilePanel
+	calPanel calibratePanel
+	benchNts benchNotesPanel
+	calib    calibration // the "Calibrate from this measurement" job
+	big      bigUpload   // a large upload being read in slices
+	bigPanel bigUploadPanel
 	lang     string // "en" or "zh"
 	info     string // the preset's or the last upload's description, kept on screen
 	embed    bool   // ?embed=1: the canvas and the chapter's figure only
@@ -163,7 +169,7 @@ func (a *App) listen(target js.Value, event string, f func(ev js.Value)) {
 
 // panels is every panel, in render order.
 func (a *App) panels() []panel {
-	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter}
+	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter, &a.profile, a.calPanel, a.benchNts, &a.bigPanel}
 }
 
 // emit queues a panel's event for the Update goroutine.
@@ -173,7 +179,7 @@ func (a *App) emit(ev event) { a.post(func() { a.handle(ev) }) }
 func (a *App) ui() *uiState {
 	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
 		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
-		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed}
+		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed, calib: &a.calib, big: &a.big}
 	if u.step < 0 {
 		u.stepRow, u.step = a.view.SelRow, a.view.Sel
 	}

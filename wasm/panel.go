@@ -61,6 +61,8 @@ type uiState struct {
 	projector     bool
 	embed         bool
 	lec           *lectureView
+	calib         *calibration // panel_calibrate.go
+	big           *bigUpload   // bigupload.go
 }
 
 // tr is the text for key in the page's language.

@@ -45,5 +45,6 @@ func (stepPanel) render(p *page, u *uiState) {
 	}
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.overhead"), html.EscapeString(u.trf("step.overhead.v", ms(c.Overhead))))
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>max(%s, %s) + %s = %s ms</dd></dl>`, u.tr("step.time"), ms(c.ComputeTime), ms(c.MemoryTime), ms(c.Overhead+c.CommTime), ms(c.Seconds))
+	sb.WriteString(stepConstsHTML(u))
 	p.setHTML("step-info", sb.String())
 }

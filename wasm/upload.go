@@ -24,6 +24,10 @@ func (a *App) bindUpload() {
 				a.message(play.Tf(a.lang, "up.toobig", name, size/1e6, sim.MaxMeasuredBytes>>20), true)
 				continue
 			}
+			if size := f.Get("size").Float(); size > bigUploadBytes {
+				a.post(func() { a.loadBig(f, name, size) })
+				continue
+			}
 			var then, catch js.Func
 			var once sync.Once
 			release := func() { once.Do(func() { then.Release(); catch.Release() }) }
@@ -65,11 +69,19 @@ func (a *App) bindUpload() {
 // loadMeasured parses an uploaded file, configures the simulation from it
 // and lays it over the timeline: the first as A, a later one as B.
 func (a *App) loadMeasured(name string, data []byte) {
+	if a.loadProfileFile(name, data) {
+		return
+	}
 	o, err := play.ParseMeasured(name, data)
 	if err != nil {
 		a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
 		return
 	}
+	a.placeOverlay(name, o)
+}
+
+// placeOverlay lays a parsed run over the timeline: the first as A, a later one as B.
+func (a *App) placeOverlay(name string, o *play.Overlay) {
 	if a.overlays[0].Absorb(o) { // a tool's summary file dropped with its per-request file
 		a.info = play.Tf(a.lang, "up.absorbed", name)
 		a.dirty = true
@@ -83,6 +95,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 		a.overlays = [2]*play.Overlay{}
 	}
 	if slot == 0 {
+		a.state.Lang = a.lang
 		a.notes = o.ApplyConfig(&a.state)
 		a.state.Preset = ""
 		a.needSim = true

@@ -26,6 +26,8 @@ type State struct {
 	Policy   string // "prefill-first", "chunked", "disagg"
 	Model    string
 	GPU      string
+	// Profile is the step model's profile (profile.go); "" is the lecture's.
+	Profile string
 	// Numbers, keyed by the param table below.
 	Num map[string]float64
 	// Lang is the language of the notes Set returns ("" is English); it
@@ -156,6 +158,8 @@ func (s *State) setChoice(key, v string) string {
 		valid, dst = modelspecs.Names(), &s.Model
 	case "gpu":
 		valid, dst = hwspecs.Names(), &s.GPU
+	case "profile":
+		return s.setProfile(v)
 	case "preset":
 		if _, ok := PresetByName(v); ok || v == "" {
 			s.Preset = v
@@ -177,7 +181,7 @@ func (s *State) setChoice(key, v string) string {
 // Set applies one key=value from the URL, a control or the JS API.
 func (s *State) Set(key, value string) string {
 	switch key {
-	case "workload", "policy", "model", "gpu", "preset":
+	case "workload", "policy", "model", "gpu", "preset", "profile":
 		return s.setChoice(key, value)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
@@ -215,9 +219,21 @@ func ParseQueryIn(q, lang string) (State, []string) {
 			notes = append(notes, Tf(lang, "note.nopreset", p))
 		}
 	}
+	if p := vals.Get("profile"); p != "" {
+		// The profile's values come first (for the link's GPU); the
+		// link's own effc, effm and ovh then override them.
+		if g := vals.Get("gpu"); g != "" {
+			s.Set("gpu", g)
+		}
+		if note := s.Set("profile", p); note != "" {
+			notes = append(notes, note)
+		} else {
+			ApplyProfile(&s)
+		}
+	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if k != "preset" && !pageKeys[k] {
+		if k != "preset" && k != "profile" && !pageKeys[k] {
 			keys = append(keys, k)
 		}
 	}
@@ -248,6 +264,9 @@ func (s State) Query() string {
 	add("policy", s.Policy)
 	add("model", s.Model)
 	add("gpu", s.GPU)
+	if s.Profile != "" {
+		add("profile", s.Profile)
+	}
 	for _, n := range Params {
 		add(n.Key, FormatNum(s.Num[n.Key]))
 	}
@@ -267,6 +286,10 @@ type Preset struct {
 // Apply sets the preset's settings on s (the others keep their values).
 func (p Preset) Apply(s *State) {
 	s.Preset = p.Name
+	if s.Profile != "" { // the lecture's presets run the lecture's profile
+		s.Profile = ""
+		ApplyProfile(s)
+	}
 	if p.Workload != "" {
 		s.Workload = p.Workload
 	}
