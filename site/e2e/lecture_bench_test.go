@@ -18,7 +18,7 @@ func BenchmarkChapterTables(b *testing.B) {
 	ctx := browser(b)
 	moves := []struct {
 		chapter, key string
-		vals       []float64
+		vals         []float64
 	}{
 		{"demo1", "batch", []float64{48, 32, 64, 16, 40, 24}},
 		{"demo2", "prompt", []float64{448, 512, 384, 576, 320, 512}},
