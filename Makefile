@@ -22,12 +22,15 @@ build:
 # wasm first: the browser tests (site/e2e, part of go test ./...) load the built app.
 test: deps tinylab-deps wasm test-native test-wasm
 
-# The browser suites (site/e2e, cmd/worker/e2e) and the tiny lab's (a real engine's timing, cmd/tinylab/e2e)
-# run one after the other: each drives Chromium or times real token streams, which two at once on two cores would distort.
+# Packages that time real token streams (the lab server, the measuring client, run.py against them,
+# calibration from such a run, the tiny lab) and the browser suites run one after the other, after
+# the rest: two of them at once on two cores would distort each other's clocks.
+REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
+SERIAL   := $(REALTIME) ./site/e2e ./cmd/worker/e2e ./cmd/tinylab/e2e
 test-native:
 	$(GO) vet ./...
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$')
-	$(GO) test -count=1 -p 1 ./site/e2e ./cmd/worker/e2e ./cmd/tinylab/e2e
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$' | grep -vxF $(foreach p,$(REALTIME),-e servelab/$(patsubst ./%,%,$(p))))
+	$(GO) test -count=1 -timeout 30m -p 1 $(SERIAL)
 
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:

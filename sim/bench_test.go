@@ -7,6 +7,7 @@ func BenchmarkRun1500(b *testing.B) {
 	step := lectureStep(b)
 	reqs, _ := Poisson(1500, 40, 512, 64, 0)
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		if _, err := Run(Config{Step: step, Policy: Chunked{Budget: 2048}, Trace: true, RecordTokens: true}, reqs); err != nil {
 			b.Fatal(err)
@@ -17,6 +18,7 @@ func BenchmarkRun1500(b *testing.B) {
 // BenchmarkLab is the lab workload: 60 simulated seconds, 16 streams, one 32k prompt.
 func BenchmarkLab(b *testing.B) {
 	step := lectureStep(b)
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		if _, err := RunLab(Config{Step: step, Policy: Chunked{Budget: 2048}}, DefaultLab()); err != nil {
 			b.Fatal(err)
@@ -44,6 +46,7 @@ func BenchmarkLabPresets(b *testing.B) {
 	}{{"unchunked", PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}}, {"chunked", Chunked{Budget: 2048}}} {
 		b.Run(p.name, func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				if _, err := RunLab(Config{Step: step, Policy: p.pol, Trace: true, RecordTokens: true, Limits: lim}, w); err != nil {
 					b.Fatal(err)
@@ -68,6 +71,7 @@ func BenchmarkRun100k(b *testing.B) {
 	cfg := Config{Step: step, Policy: Chunked{Budget: 2048}, CountGaps: true,
 		Limits: Limits{MaxSeqs: 256, KVBlocks: blocks, Preempt: true}}
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		out, err := Run(cfg, reqs)
 		if err != nil {
@@ -86,6 +90,7 @@ func BenchmarkRun100kTokens(b *testing.B) {
 	cfg := Config{Step: step, Policy: Chunked{Budget: 2048}, RecordTokens: true,
 		Limits: Limits{MaxSeqs: 256, KVBlocks: blocks, Preempt: true}}
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		out, err := Run(cfg, reqs)
 		if err != nil {
@@ -111,6 +116,7 @@ func BenchmarkSweep(b *testing.B) {
 		return Attainment(out.Results, slo)
 	}
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		for _, f := range []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2} {
 			one(20 * f)
@@ -129,6 +135,7 @@ func BenchmarkDistServePreset(b *testing.B) {
 	reqs, _ := Poisson(1500, 30, 512, 64, 1)
 	c := Cluster{Step: step, Prefill: 2, Decode: 1, Trace: true, RecordTokens: true, Limits: Limits{MaxIterations: 150_000}}
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		if _, err := RunDisaggregated(c, reqs); err != nil {
 			b.Fatal(err)

@@ -6,7 +6,8 @@ package sim
 // touch every sequence each time; decodeRun prices each of those steps
 // exactly as Step does (the same Work, in the same order, so every time is
 // bit for bit the same) and does the per-sequence bookkeeping once for the
-// whole run of steps. Tests compare it with the plain path step by step.
+// whole run of steps — or, in lazy mode (lazy.go), none at all but for the
+// sequences the last step finishes. Tests compare it with the plain path.
 
 // maxDecodeRun bounds one call's steps (its scratch is two floats a step).
 const maxDecodeRun = 4096

@@ -109,12 +109,13 @@ type Engine struct {
 	it      Iteration
 	maxCtx  int
 	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
-	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests
+	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
 	gaps    []GapCount
 	// Scratch of decodeRun: each step's duration and end.
 	durs, ends []float64
-	// runHook, when set, sees every decodeRun before finished sequences leave
-	// the batch (the cluster's decode instances keep their results with it).
+	// runHook, when set, sees every decodeRun: the batch size, each step's
+	// duration and end, and how many the last one finished (a cluster's
+	// router counts the work and time with it).
 	runHook func(n int, durs, ends []float64, done int)
 	lz      lazyState
 	done    int      // sequences the last step finished

@@ -89,7 +89,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 		a.post(func() {
 			if a.big.cancel == cancel {
 				a.big.frac = frac
-				a.bigPanel.render(a.pg, a.ui())
+				a.pn.big.render(a.pg, a.ui())
 			}
 		})
 		time.Sleep(time.Millisecond) // the browser draws and answers here

@@ -12,7 +12,7 @@ import (
 
 // bindControls binds every panel, the canvas clicks, the uploads and the keys.
 func (a *App) bindControls() {
-	for _, p := range a.panels() {
+	for _, p := range a.pn.all() {
 		p.bind(a.pg, a.emit)
 	}
 	a.listen(a.own, "click", func(ev js.Value) {
@@ -29,6 +29,15 @@ func (a *App) handle(ev event) {
 	switch e := ev.(type) {
 	case evSet:
 		a.change(e.key, e.value)
+		if a.lec != nil {
+			// A table that needs no simulation (demo 1) is shown now,
+			// before the timeline re-simulates.
+			a.lec.settingsChanged(a.state)
+			if a.lec.done {
+				a.pn.chapter.render(a.pg, a.ui())
+				a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
+			}
+		}
 	case evPreset:
 		a.applyPreset(e.name)
 	case evChapter:
@@ -97,7 +106,7 @@ func (a *App) handle(ev event) {
 		a.handleJobs(ev)
 	case evEmbedSnippet:
 		a.writeURL()
-		a.chapter.snippet = embedSnippet(a.win.Get("location").Get("href").String())
+		a.pn.chapter.snippet = embedSnippet(a.win.Get("location").Get("href").String())
 		a.render()
 	}
 }

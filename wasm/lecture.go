@@ -3,6 +3,7 @@
 package main
 
 import (
+	"math"
 	"time"
 
 	"servelab/sim"
@@ -155,7 +156,7 @@ func (a *App) openChapter(id string, preset bool) {
 		a.applyPreset(ch.Preset)
 	}
 	a.lec = &lecture{ch: ch, index: i}
-	a.chapter.snippet = ""
+	a.pn.chapter.snippet = ""
 	a.needSim = true
 	a.urlDirty = true
 }
@@ -212,5 +213,25 @@ func (a *App) stepChapter(d int) {
 	}
 	if i := a.lec.index + d; i >= 0 && i < len(play.Chapters) {
 		a.openChapter(play.Chapters[i].ID, true)
+	}
+}
+
+// selectMixedStep selects, on demo 1's timeline, the step that carries the
+// most prefill tokens beside running decodes, so the step explanation
+// shows interference in one step (the chapter's point) without a click.
+func (a *App) selectMixedStep() {
+	best, bestTok := -1, 0
+	its := a.run.Rows[0].Iters
+	for k := range its {
+		if it := &its[k]; it.Decodes > 0 && it.Prefill > bestTok {
+			best, bestTok = k, it.Prefill
+		}
+	}
+	if best < 0 {
+		return
+	}
+	a.view.SelRow, a.view.Sel = 0, best
+	if it := &its[best]; it.Start < a.view.T0 || it.End() > a.view.T0+a.view.Span {
+		a.view.T0 = math.Max(0, it.Start-a.view.Span/3)
 	}
 }

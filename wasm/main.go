@@ -34,25 +34,13 @@ type App struct {
 	pdoc     dom.Document
 	pg       *page
 
-	// The page's panels; each renders from ui() and emits events to handle.
-	controls controlsPanel
-	figures  figuresPanel
-	measured measuredPanel
-	stepInfo stepPanel
-	msgs     messagesPanel
-	glossary glossaryPanel
-	langSw   langPanel
-	chapter  chapterPanel
-	profile  profilePanel
-	calPanel calibratePanel
-	benchNts benchNotesPanel
-	calib    calibration // the "Calibrate from this measurement" job
-	big      bigUpload   // a large upload being read in slices
-	bigPanel bigUploadPanel
-	lang     string // "en" or "zh"
-	info     string // the preset's or the last upload's description, kept on screen
-	embed    bool   // ?embed=1: the canvas and the chapter's figure only
-	lec      *lecture
+	pn    panels      // the page's panels: each renders from ui() and emits events to handle
+	lang  string      // "en" or "zh"
+	info  string      // the preset's or the last upload's description, kept on screen
+	embed bool        // ?embed=1: the canvas and the chapter's figure only
+	lec   *lecture    // lecture mode's open chapter; nil outside it
+	calib calibration // the "Calibrate from this measurement" job
+	big   bigUpload   // a large upload being read in slices
 
 	state     play.State
 	run       *play.SimRun
@@ -167,9 +155,25 @@ func (a *App) listen(target js.Value, event string, f func(ev js.Value)) {
 	a.pg.listen(target, event, f)
 }
 
-// panels is every panel, in render order.
-func (a *App) panels() []panel {
-	return []panel{&a.langSw, &a.glossary, &a.controls, &a.msgs, &a.figures, &a.measured, a.stepInfo, &a.chapter, &a.profile, a.calPanel, a.benchNts, &a.bigPanel}
+// panels are the page's panels (a new one: a field here and in all).
+type panels struct {
+	controls controlsPanel
+	figures  figuresPanel
+	measured measuredPanel
+	stepInfo stepPanel
+	msgs     messagesPanel
+	glossary glossaryPanel
+	lang     langPanel
+	chapter  chapterPanel
+	profile  profilePanel
+	calib    calibratePanel
+	bench    benchNotesPanel
+	big      bigUploadPanel
+}
+
+// all is every panel, in render order.
+func (p *panels) all() []panel {
+	return []panel{&p.lang, &p.glossary, &p.controls, &p.msgs, &p.figures, &p.measured, p.stepInfo, &p.chapter, &p.profile, p.calib, p.bench, p.big}
 }
 
 // emit queues a panel's event for the Update goroutine.
@@ -192,14 +196,14 @@ func (a *App) ui() *uiState {
 // render shows the state on every panel.
 func (a *App) render() {
 	u := a.ui()
-	for _, p := range a.panels() {
+	for _, p := range a.pn.all() {
 		a.guard("a panel", func() { p.render(a.pg, u) })
 	}
 	a.publish()
 }
 
 // renderStep refreshes the step explanation only (hover moves often).
-func (a *App) renderStep() { a.stepInfo.render(a.pg, a.ui()) }
+func (a *App) renderStep() { a.pn.stepInfo.render(a.pg, a.ui()) }
 
 func main() {
 	// A collection stops the one wasm thread; a larger heap goal makes them
@@ -393,6 +397,8 @@ func (a *App) resimulate() {
 	a.view.Sel, a.view.SelRow = a.state.I("sel"), 0
 	if a.run != nil && a.view.Sel >= 0 {
 		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
+	} else if a.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {
+		a.selectMixedStep()
 	}
 	if a.run != nil && a.view.Cursor > a.run.End {
 		a.view.Cursor = -1
@@ -405,9 +411,6 @@ func (a *App) resimulate() {
 	a.rates = nil
 	if a.lec != nil {
 		a.lec.settingsChanged(a.state)
-		if a.lec.done {
-			a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
-		}
 	}
 	a.render()
 	a.urlDirty = true
@@ -479,7 +482,7 @@ func (a *App) setView() {
 	a.state.Num["sel"] = float64(a.globalStep(a.view.SelRow, a.view.Sel))
 	a.dirty = true
 	a.urlDirty = true
-	a.controls.renderPlayback(a.pg, a.ui())
+	a.pn.controls.renderPlayback(a.pg, a.ui())
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

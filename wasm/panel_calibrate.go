@@ -149,7 +149,7 @@ func (a *App) runCalibration(o *play.Overlay, prof *sim.Profile, cfg sim.Config)
 			a.post(func() {
 				if a.calib.cancel == cancel {
 					a.calib.sims = n
-					a.calPanel.render(a.pg, a.ui())
+					a.pn.calib.render(a.pg, a.ui())
 				}
 			})
 		})

@@ -70,7 +70,7 @@ func (figuresPanel) render(p *page, u *uiState) {
 	if len(u.rates) > 0 {
 		var pts []string
 		for _, r := range u.rates {
-			pts = append(pts, fmt.Sprintf("%g req/s: %s / %s", r.Rate, ms(r.TTFTP90), ms(r.TPOTP90)))
+			pts = append(pts, fmt.Sprintf("%g %s: %s / %s", r.Rate, u.tr("unit.req/s"), ms(r.TTFTP90), ms(r.TPOTP90)))
 		}
 		sum += " " + u.tr("fig.summary.rates") + " " + strings.Join(pts, "; ") + "."
 	}

@@ -76,25 +76,24 @@ if (!cfg.chunked) {
   cfg.budget = Math.max(cfg.budget, cfg.maxModelLen + cfg.maxNumSeqs);
 }
 
+// The prebuilt CPU binary only: never a download or a compile at run time.
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
-const model = await llama.loadModel({modelPath: flags.model});
-const context = await model.createContext({
-  sequences: cfg.maxNumSeqs,
-  contextSize: cfg.maxModelLen,
-  batchSize: cfg.budget,
-  flashAttention: true,
-  threads: cfg.threads,
-});
-if (process.env.TINYLAB_DEBUG) {
-  // Count llama_decode calls: a step should be exactly one.
-  globalThis.decodeCalls = 0;
-  context._ctx = new Proxy(context._ctx, {
-    get(t, k) {
-      const v = t[k];
-      if (typeof v !== "function") return v;
-      return k === "decodeBatch" ? (...a) => (globalThis.decodeCalls++, v.apply(t, a)) : v.bind(t);
-    },
+let model, context;
+try {
+  model = await llama.loadModel({modelPath: flags.model});
+} catch (e) {
+  fail(`--model ${flags.model}: ${e.message}`);
+}
+try {
+  context = await model.createContext({
+    sequences: cfg.maxNumSeqs,
+    contextSize: cfg.maxModelLen,
+    batchSize: cfg.budget,
+    flashAttention: true,
+    threads: cfg.threads,
   });
+} catch (e) {
+  fail(`a context of ${cfg.maxNumSeqs} sequences x ${cfg.maxModelLen} tokens: ${e.message} (lower --max-num-seqs or --max-model-len)`);
 }
 const slots = Array.from({length: cfg.maxNumSeqs}, () => context.getSequence());
 
@@ -220,10 +219,6 @@ async function loop() {
       else decodes++;
     }
     steps.push({t: (start - t0) / 1000, dur: (end - start) / 1000, decodes, prefill, seqs: work.length});
-    if (process.env.TINYLAB_DEBUG) {
-      steps.at(-1).calls = globalThis.decodeCalls;
-      globalThis.decodeCalls = 0;
-    }
     if (steps.length > 20000) steps.splice(0, 10000);
     const ended = [];
     work.forEach(({r}, i) => {
