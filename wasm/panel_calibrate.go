@@ -75,7 +75,7 @@ func (calibratePanel) render(p *page, u *uiState) {
 	if c.err != "" {
 		fmt.Fprintf(&sb, `<p class="small err">%s</p>`, html.EscapeString(c.err))
 	}
-	if cal := c.cal; cal != nil {
+	if cal := c.cal; cal != nil && c.source == o.Name { // the fit of this run A
 		fmt.Fprintf(&sb, `<table id="calibrate-table"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
 			html.EscapeString(u.trf("cal.caption", c.source, c.base)), u.tr("cal.col.fig"), u.tr("cal.col.measured"), u.tr("cal.col.before"), u.tr("cal.col.after"))
 		for _, t := range cal.Targets {

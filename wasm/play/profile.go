@@ -166,8 +166,9 @@ func StepConsts(s State, step sim.StepModel) []Const {
 		k := Const{Name: c.Name, Unit: c.Unit, Meaning: c.Meaning, Value: c.Value, Source: c.Source}
 		for _, sc := range sliderConstants {
 			if sc.name == c.Name {
+				// The sliders hold the profile's values rounded (ApplyProfile).
 				pv, ok := prof[c.Name]
-				if !ok || math.Abs(pv-c.Value) > 1e-9*math.Max(1, math.Abs(pv)) {
+				if !ok || round4(pv*sc.scale) != round4(c.Value*sc.scale) {
 					k.ByUser, k.Source = true, ""
 				}
 			}
