@@ -357,10 +357,15 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 	return cal, nil
 }
 
-// withLog sets the active constants of s to exp(theta).
+// withLog sets the active constants of s to exp(theta), kept inside each
+// constant's range (exp(log(0.01)) rounds to just under 0.01, which Prepare refuses).
 func withLog(s StepModel, infos []ConstantInfo, active []int, theta []float64) (StepModel, error) {
 	for k, i := range active {
-		infos[i].set(&s, math.Exp(theta[k]))
+		v := math.Exp(theta[k])
+		if in := infos[i]; in.Hi > in.Lo {
+			v = math.Min(in.Hi, math.Max(in.Lo, v))
+		}
+		infos[i].set(&s, v)
 	}
 	return s.Prepare()
 }

@@ -105,3 +105,23 @@ func TestCalibrateMeasuredGivesAProfile(t *testing.T) {
 		t.Errorf("profile name %q", s.Profile)
 	}
 }
+
+// A fit that reaches a constant's lower bound keeps a model Prepare takes:
+// exp(log(0.01)) rounds to just under 0.01, which it refuses.
+func TestWithLogStaysInRange(t *testing.T) {
+	infos := ConstantInfos()
+	var active []int
+	var theta []float64
+	for i, in := range infos {
+		if in.Name == "eff_mem" || in.Name == "eff_compute" {
+			active = append(active, i)
+			theta = append(theta, math.Log(in.Lo))
+		}
+	}
+	if len(active) != 2 {
+		t.Fatalf("eff_mem and eff_compute not among the constants: %v", infos)
+	}
+	if _, err := withLog(lectureStep(t), infos, active, theta); err != nil {
+		t.Errorf("constants at their lower bound refused: %v", err)
+	}
+}

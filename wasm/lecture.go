@@ -17,10 +17,12 @@ type lecture struct {
 	index int
 	key   string // play.LectureKey of the settings the table is for
 	lec   sim.Lecture
-	res   *sim.Interference
+	res   *sim.Interference // the table being filled (complete when done)
+	last  *sim.Interference // the last complete table, shown while res fills
 	jobs  []sim.LectureJob
 	split bool // demo 3's split jobs were queued
 	lab   *play.LabPair
+	labU  *play.SimRun  // the lab's unchunked run, made a frame before the chunked one
 	over  *play.Overlay // the lab's unchunked gaps, for the canvas
 	err   string
 	t0    time.Time
@@ -50,7 +52,11 @@ type lectureView struct {
 }
 
 func (l *lecture) view() *lectureView {
-	return &lectureView{ch: l.ch, index: l.index, res: l.res, lab: l.lab, done: l.done, err: l.err, tookMs: l.tookMs,
+	res := l.res
+	if !l.done {
+		res = l.last // the previous table stays up (marked) until the new one is complete
+	}
+	return &lectureView{ch: l.ch, index: l.index, res: res, lab: l.lab, done: l.done, err: l.err, tookMs: l.tookMs,
 		picked: l.picked, right: l.right, revealed: l.revealed}
 }
 
@@ -71,7 +77,8 @@ func (l *lecture) settingsChanged(s play.State) {
 	if key == l.key {
 		return
 	}
-	l.key, l.t0, l.done, l.err, l.split, l.lab, l.over = key, time.Now(), false, "", false, nil, nil
+	// The lab pair and the last table stay shown until their successors are complete.
+	l.key, l.t0, l.done, l.err, l.split, l.labU = key, time.Now(), false, "", false, nil
 	l.picked, l.right, l.revealed = 0, 0, nil
 	l.jobs = nil
 	if l.ch.Demo == 0 {
@@ -102,13 +109,24 @@ func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bo
 	}
 	start := time.Now()
 	if l.ch.Demo == 0 {
-		p, err := play.RunLabPair(s, main)
+		// One lab run a frame: each is a whole simulated minute.
+		if l.labU == nil {
+			r, err := play.RunLabSide(s, main, false)
+			if err != nil {
+				l.err = err.Error()
+				return l.finish()
+			}
+			l.labU = r
+			return false
+		}
+		r, err := play.RunLabSide(s, main, true)
 		if err != nil {
 			l.err = err.Error()
 		} else {
-			l.lab = &p
-			l.over = play.SimOverlay(p.Unchunked, "unchunked")
+			l.lab = &play.LabPair{Unchunked: l.labU, Chunked: r}
+			l.over = play.SimOverlay(l.labU, "unchunked")
 		}
+		l.labU = nil
 		return l.finish()
 	}
 	for len(l.jobs) > 0 && time.Since(start) < budget {
@@ -132,6 +150,9 @@ func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bo
 
 func (l *lecture) finish() bool {
 	l.done = true
+	if l.err == "" {
+		l.last = l.res
+	}
 	l.gen++
 	l.tookMs = float64(time.Since(l.t0).Microseconds()) / 1e3
 	return true
@@ -201,7 +222,7 @@ func (a *App) chapterOverlay() *play.Overlay {
 
 // holds reports whether the chapter keeps r (so it must not be recycled).
 func (l *lecture) holds(r *play.SimRun) bool {
-	return r != nil && l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r)
+	return r != nil && (l.labU == r || l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r))
 }
 
 // stepChapter moves to the next (+1) or previous (-1) chapter; outside

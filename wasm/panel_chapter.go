@@ -115,16 +115,18 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		p.setHTML("ch-predict", "")
 		return
 	}
-	if !l.done {
-		busy := `<p class="small" role="status">` + esc(u.tr("ch.computing")) + `</p>`
-		if l.ch.Demo == 1 && l.res != nil {
-			busy = "" // demo 1 is computed at once
-		} else {
-			p.setHTML("ch-table", busy)
-			p.setHTML("ch-figure", "")
-			p.setHTML("ch-narrative", "")
-			return
-		}
+	// While a new table is computed the previous one stays, marked, so a
+	// dragged slider does not make the page flash.
+	stale := !l.done
+	if el := p.el("chapter"); !el.IsNull() {
+		el.Get("classList").Call("toggle", "stale", stale)
+	}
+	if stale && (l.ch.Demo == 0 && l.lab == nil || l.ch.Demo != 0 && l.res == nil) {
+		p.setHTML("ch-table", `<p class="small">`+esc(u.tr("ch.computing"))+`</p>`)
+		p.setHTML("ch-figure", "")
+		p.setHTML("ch-narrative", "")
+		p.setText("ch-took", "")
+		return
 	}
 	vals := map[string]string{}
 	var table, fig string
@@ -143,7 +145,11 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
 	p.setHTML("ch-narrative", `<p>`+esc(play.Fill(u.lang, "ch."+id+".narrative", vals))+`</p>`)
-	p.setText("ch-took", u.trf("ch.took", l.tookMs))
+	if stale {
+		p.setText("ch-took", u.tr("ch.computing"))
+	} else {
+		p.setText("ch-took", u.trf("ch.took", l.tookMs))
+	}
 	// Predict, then reveal.
 	var pr strings.Builder
 	fmt.Fprintf(&pr, `<h3>%s</h3><p>%s</p><div class="opts" role="group" aria-label="%s">`, esc(u.tr("ch.predict")), esc(k("predict")), esc(u.tr("ch.predict")))

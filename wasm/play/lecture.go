@@ -102,24 +102,29 @@ type LabPair struct {
 // made for the same settings (the timeline's) may be passed as have; it
 // is used instead of simulating that side again.
 func RunLabPair(s State, have *SimRun) (LabPair, error) {
-	u, c := s.Clone(), s.Clone()
-	u.Workload, c.Workload = "lab", "lab"
-	u.Policy, c.Policy = "prefill-first", "chunked"
-	run := func(x State) (*SimRun, error) {
-		if have != nil && have.State.Query() == x.Query() {
-			return have, nil
-		}
-		return Simulate(x)
-	}
-	ru, err := run(u)
+	u, err := RunLabSide(s, have, false)
 	if err != nil {
 		return LabPair{}, err
 	}
-	rc, err := run(c)
+	c, err := RunLabSide(s, have, true)
 	if err != nil {
 		return LabPair{}, err
 	}
-	return LabPair{ru, rc}, nil
+	return LabPair{u, c}, nil
+}
+
+// RunLabSide is one side of the pair: chunked at s's budget, or unchunked
+// (the page runs one side a frame).
+func RunLabSide(s State, have *SimRun, chunked bool) (*SimRun, error) {
+	x := s.Clone()
+	x.Workload, x.Policy = "lab", "prefill-first"
+	if chunked {
+		x.Policy = "chunked"
+	}
+	if have != nil && have.State.Query() == x.Query() {
+		return have, nil
+	}
+	return Simulate(x)
 }
 
 // Reveal is what the chapter's predict question asks about, computed for
