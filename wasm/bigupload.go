@@ -161,8 +161,9 @@ func copyInSlices(buf js.Value, yield func(float64) error) ([]byte, error) {
 }
 
 // parseBig reads a large lab JSON with its gaps decoded one at a time,
-// yielding every few milliseconds; any other file goes to the ordinary
-// reader (play.ParseMeasured) in one piece.
+// yielding every few milliseconds; any other file (a benchmark tool's, JSON
+// Lines) goes to the ordinary reader (play.ParseMeasured) in one piece,
+// which holds the page while it parses.
 func parseBig(name string, data []byte, yield func(float64) error) (*play.Overlay, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -221,8 +222,12 @@ func parseBig(name string, data []byte, yield func(float64) error) (*play.Overla
 			return nil, fmt.Errorf("%s: gaps: %v", name, err)
 		}
 	}
+	if _, err := dec.Token(); err != nil || dec.More() {
+		return play.ParseMeasured(name, data) // JSON Lines, or a broken file: its error says so
+	}
 	if _, ok := skel["summary"]; !ok {
-		return play.ParseMeasured(name, data) // a tool's file: read whole
+		// A benchmark tool's file: its readers take it whole (not in slices yet).
+		return play.ParseMeasured(name, data)
 	}
 	// The rest is small: the ordinary reader checks it.
 	skel["gaps"] = json.RawMessage("[]")
