@@ -140,7 +140,7 @@ func (a *App) installAPI() {
 }
 
 func stateJS(s play.State) any {
-	m := map[string]any{"preset": s.Preset, "workload": s.Workload, "policy": s.Policy, "model": s.Model, "gpu": s.GPU}
+	m := map[string]any{"preset": s.Preset, "workload": s.Workload, "policy": s.Policy, "model": s.Model, "gpu": s.GPU, "profile": s.Profile}
 	for k, v := range s.Num {
 		m[k] = v
 	}

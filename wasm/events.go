@@ -108,6 +108,8 @@ func (a *App) handle(ev event) {
 		}
 		a.info = play.Tf(a.lang, "msg.copied", href)
 		a.render()
+	case evCalibrate, evCancelCalibrate, evCancelBig:
+		a.handleJobs(ev)
 	case evEmbedSnippet:
 		a.writeURL()
 		a.pn.chapter.snippet = embedSnippet(a.win.Get("location").Get("href").String())
@@ -132,6 +134,7 @@ func (a *App) change(key, value string) {
 		a.notes = []string{note}
 	} else {
 		a.notes = nil
+		a.profileSettings(key)
 	}
 	if a.state.Preset != "" && (a.lec == nil || !a.lec.owns(key)) {
 		// The settings left the preset: its description no longer applies.

@@ -34,11 +34,13 @@ type App struct {
 	pdoc     dom.Document
 	pg       *page
 
-	pn    panels   // the page's panels: each renders from ui() and emits events to handle
-	lang  string   // "en" or "zh"
-	info  string   // the preset's or the last upload's description, kept on screen
-	embed bool     // ?embed=1: the canvas and the chapter's figure only
-	lec   *lecture // lecture mode's open chapter; nil outside it
+	pn    panels      // the page's panels: each renders from ui() and emits events to handle
+	lang  string      // "en" or "zh"
+	info  string      // the preset's or the last upload's description, kept on screen
+	embed bool        // ?embed=1: the canvas and the chapter's figure only
+	lec   *lecture    // lecture mode's open chapter; nil outside it
+	calib calibration // the "Calibrate from this measurement" job
+	big   bigUpload   // a large upload being read in slices
 
 	state     play.State
 	run       *play.SimRun
@@ -178,11 +180,15 @@ type panels struct {
 	compare  comparePanel
 	upload   uploadPanel
 	split    splitPanel
+	profile  profilePanel
+	calib    calibratePanel
+	bench    benchNotesPanel
+	big      bigUploadPanel
 }
 
 // all is every panel, in render order.
 func (p *panels) all() []panel {
-	return []panel{&p.lang, &p.glossary, &p.controls, &p.msgs, &p.figures, &p.measured, p.stepInfo, &p.chapter, p.compare, p.upload, p.split}
+	return []panel{&p.lang, &p.glossary, &p.controls, &p.msgs, &p.figures, &p.measured, p.stepInfo, &p.chapter, p.compare, p.upload, p.split, &p.profile, p.calib, p.bench, p.big}
 }
 
 // emit queues a panel's event for the Update goroutine.
@@ -193,7 +199,8 @@ func (a *App) ui() *uiState {
 	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
 		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
 		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed,
-		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask, split: &a.split}
+		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask, split: &a.split,
+		calib: &a.calib, big: &a.big}
 	if u.step < 0 {
 		u.stepRow, u.step, u.stepPane = a.view.SelRow, a.view.Sel, a.view.SelPane
 	}

@@ -74,6 +74,8 @@ type uiState struct {
 	speed    float64
 	ask      *uploadAsk
 	split    *splitState
+	calib    *calibration // panel_calibrate.go
+	big      *bigUpload   // bigupload.go
 }
 
 // tr is the text for key in the page's language.

@@ -89,6 +89,7 @@ func explainStep(u *uiState, run *play.SimRun, row, k int, name string, full boo
 	}
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.overhead"), html.EscapeString(u.trf("step.overhead.v", ms(c.Overhead))))
 	fmt.Fprintf(&sb, `<dt>%s</dt><dd>max(%s, %s) + %s = %s ms</dd></dl>`, u.tr("step.time"), ms(c.ComputeTime), ms(c.MemoryTime), ms(c.Overhead+c.CommTime), ms(c.Seconds))
+	sb.WriteString(stepConstsHTML(u))
 	return sb.String()
 }
 

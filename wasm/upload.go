@@ -24,6 +24,10 @@ func (a *App) bindUpload() {
 				a.message(play.Tf(a.lang, "up.toobig", name, size/1e6, sim.MaxMeasuredBytes>>20), true)
 				continue
 			}
+			if size := f.Get("size").Float(); size > bigUploadBytes {
+				a.post(func() { a.loadBig(f, name, size) })
+				continue
+			}
 			var then, catch js.Func
 			var once sync.Once
 			release := func() { once.Do(func() { then.Release(); catch.Release() }) }
@@ -62,11 +66,14 @@ func (a *App) bindUpload() {
 	}
 }
 
-// loadMeasured reads an uploaded file: a Hugging Face config.json joins the
-// model picker and runs; a trace (CSV or JSON Lines) becomes the workload;
-// a measured run is laid over the timeline, the first as A, a second as B,
-// and a third asks which it replaces.
+// loadMeasured reads an uploaded file: a step-model profile joins the
+// profile picker; a Hugging Face config.json joins the model picker and runs;
+// a trace (CSV or JSON Lines) becomes the workload; a measured run is laid
+// over the timeline (addOverlay).
 func (a *App) loadMeasured(name string, data []byte) {
+	if a.loadProfileFile(name, data) {
+		return
+	}
 	if play.IsHFConfig(data) {
 		m, err := play.AddModel(name, data)
 		if err != nil {
@@ -95,7 +102,14 @@ func (a *App) loadMeasured(name string, data []byte) {
 		a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
 		return
 	}
-	if a.overlays[0].Absorb(o) { // a tool's summary file dropped with its per-request file
+	a.addOverlay(name, o)
+}
+
+// addOverlay lays a parsed run over the timeline: the first as A, a second
+// as B, and a third asks which it replaces. A tool's summary file dropped
+// with its per-request file joins run A instead.
+func (a *App) addOverlay(name string, o *play.Overlay) {
+	if a.overlays[0].Absorb(o) {
 		a.info = play.Tf(a.lang, "up.absorbed", name)
 		a.dirty = true
 		a.render()
@@ -117,6 +131,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 // names another than the page's.
 func (a *App) placeOverlay(o *play.Overlay, slot int) {
 	if slot == 0 {
+		a.state.Lang = a.lang // ApplyConfig's notes in the page's language
 		a.notes = o.ApplyConfig(&a.state)
 		a.state.Preset = ""
 		a.needSim = true

@@ -34,7 +34,7 @@ type Overlay struct {
 // file's requests and, where the file states it, the file's own.
 type FigureRow struct {
 	Key      string  // BenchRun figure key, e.g. "ttft_p50"
-	Label    string  // e.g. "TTFT P50"
+	Label    string  // e.g. "TTFT P50" (English; the page labels it by Key from the catalogues)
 	Measured float64 // seconds; NaN when the file cannot give it
 	File     float64 // seconds; NaN when the file states none
 }
@@ -128,21 +128,24 @@ func (o *Overlay) Absorb(s *Overlay) bool {
 }
 
 // Lines says, for the page, what the tool's file is, what was normalised
-// and which figures it cannot give (nil for a lab run).
-func (o *Overlay) Lines() []string {
+// and which figures it cannot give (nil for a lab run), in English.
+func (o *Overlay) Lines() []string { return o.LinesIn("en") }
+
+// LinesIn is Lines in lang (the readers' own notes stay as they wrote them).
+func (o *Overlay) LinesIn(lang string) []string {
 	b := o.Bench
 	if b == nil {
 		return nil
 	}
-	out := []string{fmt.Sprintf("%s: %s, %d requests", o.Name, b.Format, len(b.Requests))}
+	out := []string{Tf(lang, "bench.file", o.Name, b.Format, len(b.Requests))}
 	if o.Runs > 1 {
-		out = append(out, fmt.Sprintf("the file holds %d runs; the first is shown", o.Runs))
+		out = append(out, Tf(lang, "bench.runs", o.Runs))
 	}
 	for _, n := range b.Notes {
-		out = append(out, "note: "+n)
+		out = append(out, Tf(lang, "bench.note", n))
 	}
 	for _, c := range b.Cannot {
-		out = append(out, "cannot give: "+c)
+		out = append(out, Tf(lang, "bench.cannot", c))
 	}
 	return out
 }
@@ -201,21 +204,21 @@ func (o *Overlay) ApplyConfig(s *State) []string {
 		rate := b.Rate
 		if b.Concurrency > 0 || math.IsInf(rate, 1) || rate <= 0 {
 			rate = b.AchievedRate()
-			how := "states no rate"
+			how := T(s.Lang, "bench.norate")
 			switch {
 			case b.Concurrency > 0:
-				how = fmt.Sprintf("kept %d requests in flight", b.Concurrency)
+				how = Tf(s.Lang, "bench.kept", b.Concurrency)
 			case math.IsInf(b.Rate, 1):
-				how = "sent every request at once"
+				how = T(s.Lang, "bench.once")
 			}
 			if rate > 0 {
-				notes = append(notes, fmt.Sprintf("%s %s; the page simulates Poisson arrivals at the %.3g req/s it achieved (servelab sim --like runs it as the tool did)", o.Name, how, rate))
+				notes = append(notes, Tf(s.Lang, "bench.poisson", o.Name, how, rate))
 			}
 		}
 		if rate > 0 {
 			set("rate", rate)
 		} else {
-			notes = append(notes, o.Name+" states no rate, start times or duration; the rate setting is kept")
+			notes = append(notes, Tf(s.Lang, "bench.keeprate", o.Name))
 		}
 		set("inject", 0) // a tool's run has no injection: its clock starts at the simulation's zero
 		set("t0", 0)
@@ -223,7 +226,7 @@ func (o *Overlay) ApplyConfig(s *State) []string {
 			set("span", math.Min(b.Duration, 10))
 		}
 		if p, _ := b.MeanLengths(); p == 0 {
-			notes = append(notes, o.Name+" states no prompt lengths; the prompt setting is kept")
+			notes = append(notes, Tf(s.Lang, "bench.keepprompt", o.Name))
 		}
 	}
 	return notes

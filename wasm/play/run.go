@@ -77,6 +77,9 @@ type GapAt struct{ T, Gap float64 }
 
 // stepModel builds the step model the state names, with its assumptions.
 func stepModel(s State) (sim.StepModel, error) {
+	if s.profileName() != sim.DefaultProfile {
+		return profileStep(s)
+	}
 	m, err := model(s.Model)
 	if err != nil {
 		return sim.StepModel{}, err

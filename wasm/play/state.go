@@ -26,6 +26,8 @@ type State struct {
 	Policy   string // "prefill-first", "chunked", "disagg"
 	Model    string
 	GPU      string
+	// Profile is the step model's profile (profile.go); "" is the lecture's.
+	Profile string
 	// Numbers, keyed by the param table below.
 	Num map[string]float64
 	// Lang is the language of the notes Set returns ("" is English); it
@@ -163,6 +165,8 @@ func (s *State) setChoice(key, v string) string {
 		valid, dst = ModelNames(), &s.Model
 	case "gpu":
 		valid, dst = hwspecs.Names(), &s.GPU
+	case "profile":
+		return s.setProfile(v)
 	case "preset":
 		if _, ok := PresetByName(v); ok || v == "" {
 			s.Preset = v
@@ -184,7 +188,7 @@ func (s *State) setChoice(key, v string) string {
 // Set applies one key=value from the URL, a control or the JS API.
 func (s *State) Set(key, value string) string {
 	switch key {
-	case "workload", "policy", "model", "gpu", "preset":
+	case "workload", "policy", "model", "gpu", "preset", "profile":
 		return s.setChoice(key, value)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
@@ -222,9 +226,21 @@ func ParseQueryIn(q, lang string) (State, []string) {
 			notes = append(notes, Tf(lang, "note.nopreset", p))
 		}
 	}
+	if p := vals.Get("profile"); p != "" {
+		// The profile's values come first (for the link's GPU); the
+		// link's own effc, effm and ovh then override them.
+		if g := vals.Get("gpu"); g != "" {
+			s.Set("gpu", g)
+		}
+		if note := s.Set("profile", p); note != "" {
+			notes = append(notes, note)
+		} else {
+			ApplyProfile(&s)
+		}
+	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if k != "preset" && !pageKeys[k] && !strings.HasPrefix(k, PairPrefix) {
+		if k != "preset" && k != "profile" && !pageKeys[k] && !strings.HasPrefix(k, PairPrefix) {
 			keys = append(keys, k)
 		}
 	}
@@ -255,6 +271,9 @@ func (s State) Query() string {
 	add("policy", s.Policy)
 	add("model", s.Model)
 	add("gpu", s.GPU)
+	if s.Profile != "" {
+		add("profile", s.Profile)
+	}
 	for _, n := range Params {
 		add(n.Key, FormatNum(s.Num[n.Key]))
 	}
@@ -274,6 +293,10 @@ type Preset struct {
 // Apply sets the preset's settings on s (the others keep their values).
 func (p Preset) Apply(s *State) {
 	s.Preset = p.Name
+	if s.Profile != "" { // the lecture's presets run the lecture's profile
+		s.Profile = ""
+		ApplyProfile(s)
+	}
 	if p.Workload != "" {
 		s.Workload = p.Workload
 	}

@@ -1,0 +1,157 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"html"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+	"time"
+
+	"servelab/wasm/play"
+)
+
+// bigUploadBytes is the size from which an upload is read in slices
+// between frames: Go's wasm has one thread, and json.Unmarshal of a large
+// file would hold the page for seconds.
+const bigUploadBytes = 4 << 20
+
+// bigUpload is a large upload being read: copied out of the browser's
+// file in slices, then decoded one gap at a time, yielding to the browser
+// every few milliseconds; Cancel stops it and changes nothing.
+type bigUpload struct {
+	running bool
+	name    string
+	size    float64 // bytes
+	frac    float64 // 0..1
+	cancel  *atomic.Bool
+}
+
+// evCancelBig is the Cancel button of a large upload.
+type evCancelBig struct{}
+
+// bigUploadPanel shows a large upload's progress and its Cancel button.
+type bigUploadPanel struct{}
+
+func (bigUploadPanel) bind(p *page, emit func(event)) {
+	p.listen(p.el("upload-progress"), "click", func(ev js.Value) {
+		if ev.Get("target").Get("id").String() == "upload-cancel" {
+			emit(evCancelBig{})
+		}
+	})
+}
+
+func (bigUploadPanel) render(p *page, u *uiState) {
+	b := u.big
+	if b == nil || !b.running {
+		p.setHTML("upload-progress", "")
+		return
+	}
+	p.setHTML("upload-progress", fmt.Sprintf(`<p class="small" aria-live="polite"><progress max="1" value="%.3f"></progress> %s <button id="upload-cancel" type="button">%s</button></p>`,
+		b.frac, html.EscapeString(u.trf("big.reading", b.name, 100*b.frac, b.size/1e6)), html.EscapeString(u.tr("big.cancel"))))
+}
+
+// handleJobs applies the events of the background jobs (calibration, large uploads).
+func (a *App) handleJobs(ev event) {
+	switch ev.(type) {
+	case evCalibrate:
+		a.startCalibration()
+	case evCancelCalibrate:
+		a.cancelCalibration()
+	case evCancelBig:
+		if a.big.running && a.big.cancel != nil {
+			a.big.cancel.Store(true)
+		}
+	}
+}
+
+// loadBig reads a large upload f without holding the page: the browser
+// reads the file, Go copies and decodes it in slices in a goroutine, and
+// the overlay lands through post like a small upload's.
+func (a *App) loadBig(f js.Value, name string, size float64) {
+	if a.big.running {
+		a.big.cancel.Store(true) // the newer file wins
+	}
+	cancel := &atomic.Bool{}
+	a.big = bigUpload{running: true, name: name, size: size, cancel: cancel}
+	a.render()
+	progress := func(frac float64) error {
+		if cancel.Load() {
+			return errCancelled
+		}
+		a.post(func() {
+			if a.big.cancel == cancel {
+				a.big.frac = frac
+				a.pn.big.render(a.pg, a.ui())
+			}
+		})
+		time.Sleep(time.Millisecond) // the browser draws and answers here
+		if cancel.Load() {
+			return errCancelled
+		}
+		return nil
+	}
+	done := func(o *play.Overlay, err error) {
+		a.post(func() {
+			if a.big.cancel != cancel {
+				return
+			}
+			a.big.running = false
+			switch {
+			case errors.Is(err, errCancelled):
+				a.info = play.Tf(a.lang, "big.cancelled", name)
+				a.render()
+			case err != nil:
+				a.big = bigUpload{}
+				a.render()
+				a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
+			default:
+				a.addOverlay(name, o)
+			}
+		})
+	}
+	var then, catch js.Func
+	var once sync.Once
+	release := func() { once.Do(func() { then.Release(); catch.Release() }) }
+	then = a.jsFunc("reading "+name, release, func(args []js.Value) {
+		buf := js.Global().Get("Uint8Array").New(args[0])
+		release()
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					a.post(func() { a.big.running = false; a.fail("reading "+name, r) })
+				}
+			}()
+			data, err := copyInSlices(buf, func(f float64) error { return progress(0.2 * f) })
+			if err != nil {
+				done(nil, err)
+				return
+			}
+			o, err := play.ParseMeasuredSliced(name, data, func(f float64) error { return progress(0.2 + 0.8*f) })
+			done(o, err)
+		}()
+	})
+	catch = a.jsFunc("reading "+name, release, func(args []js.Value) {
+		release()
+		done(nil, fmt.Errorf("%s: %s", name, js.Global().Get("String").Invoke(args[0]).String()))
+	})
+	f.Call("arrayBuffer").Call("then", then).Call("catch", catch)
+}
+
+// copyInSlices copies a JS Uint8Array into Go 2 MB at a time, yielding between.
+func copyInSlices(buf js.Value, yield func(float64) error) ([]byte, error) {
+	n := buf.Get("length").Int()
+	data := make([]byte, n)
+	const step = 2 << 20
+	for off := 0; off < n; off += step {
+		end := min(n, off+step)
+		js.CopyBytesToGo(data[off:end], buf.Call("subarray", off, end))
+		if err := yield(float64(end) / float64(n)); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
