@@ -87,7 +87,11 @@ wasm: site/app.wasm site/version.js
 site/app.wasm: $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
-	gzip -9 -c site/app.wasm > site/.app.wasm.gz.tmp && mv site/.app.wasm.gz.tmp site/app.wasm.gz
+	@# app.wasm.gz is what a plain static host sends (site/load.js unpacks it): pigz -11 (zopfli) makes it
+	@# about 5% smaller than gzip -9 (4.2 against 4.4 MB, under the 4.5 MB page budget) for about a minute on two cores.
+	if command -v pigz >/dev/null; then pigz -11 -I 3 -c site/app.wasm > site/.app.wasm.gz.tmp; \
+	else echo "pigz not installed: gzip -9 for app.wasm.gz (about 5% larger; apt-get install pigz)"; gzip -9 -c site/app.wasm > site/.app.wasm.gz.tmp; fi
+	mv site/.app.wasm.gz.tmp site/app.wasm.gz
 	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
 
