@@ -240,7 +240,7 @@ func TestPercentiles3MatchPercentile(t *testing.T) {
 		}
 		sorted := slices.Clone(xs)
 		want := [3]float64{Percentile(sorted, 50), Percentile(sorted, 90), Percentile(sorted, 99)}
-		if a, b, c := percentiles3(slices.Clone(xs)); [3]float64{a, b, c} != want {
+		if a, b, c := Percentiles3(slices.Clone(xs)); [3]float64{a, b, c} != want {
 			t.Fatalf("n=%d: %v, %v, %v; Percentile gives %v", n, a, b, c, want)
 		}
 		if got := percentile(xs, 90); got != want[1] {

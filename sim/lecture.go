@@ -205,8 +205,8 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 		return Demo4Row{}, err
 	}
 	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
-	t50, t90, _ := percentiles3(ttft)
-	p50, p90, _ := percentiles3(tpot)
+	t50, t90, _ := Percentiles3(ttft)
+	p50, p90, _ := Percentiles3(tpot)
 	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
 }
 

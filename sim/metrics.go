@@ -159,9 +159,9 @@ func Summarize(rs []Result) Summary { return summarize(rs, true) }
 func summarize(rs []Result, withITL bool) Summary {
 	s := Summary{Counts: Count(rs)}
 	ttft, tpot, e2e := Values(rs, TTFT), Values(rs, TPOT), Values(rs, E2E)
-	s.TTFTP50, s.TTFTP90, s.TTFTP99 = percentiles3(ttft)
-	s.TPOTP50, s.TPOTP90, s.TPOTP99 = percentiles3(tpot)
-	s.E2EP50, s.E2EP90, s.E2EP99 = percentiles3(e2e)
+	s.TTFTP50, s.TTFTP90, s.TTFTP99 = Percentiles3(ttft)
+	s.TPOTP50, s.TPOTP90, s.TPOTP99 = Percentiles3(tpot)
+	s.E2EP50, s.E2EP90, s.E2EP99 = Percentiles3(e2e)
 	if withITL {
 		if itl := ITLs(rs); len(itl) > 0 {
 			s.ITLP50, s.ITLP90, s.ITLP99 = Percentile(itl, 50), Percentile(itl, 90), Percentile(itl, 99)
@@ -196,10 +196,10 @@ func percentile(xs []float64, p float64) float64 {
 	return selectRank(xs, 0, rank(len(xs), p))
 }
 
-// percentiles3 is Percentile's P50, P90 and P99 of xs, found by selection
+// Percentiles3 is Percentile's P50, P90 and P99 of xs, found by selection
 // (linear time, where sorting is not) unless xs holds a NaN, whose place in
 // the order only sorting defines. It reorders xs.
-func percentiles3(xs []float64) (p50, p90, p99 float64) {
+func Percentiles3(xs []float64) (p50, p90, p99 float64) {
 	for _, x := range xs {
 		if x != x {
 			return Percentile(xs, 50), Percentile(xs, 90), Percentile(xs, 99)

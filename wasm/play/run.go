@@ -469,49 +469,10 @@ func (r *SimRun) summarize() {
 }
 
 // percentiles returns sim.Percentile's nearest-rank P50, P90 and P99 and the
-// maximum of xs, found by selection: each rank is selected in the part above
-// the previous one. It reorders xs.
+// maximum of xs (not empty), found by selection. It reorders xs.
 func percentiles(xs []float64) (p50, p90, p99, top float64) {
-	rank := func(p float64) int {
-		return max(0, min(len(xs)-1, int(math.RoundToEven(p/100*float64(len(xs)-1)))))
-	}
-	k50, k90, k99 := rank(50), rank(90), rank(99)
-	p50 = selectRank(xs, 0, k50)
-	p90 = selectRank(xs, k50, k90)
-	p99 = selectRank(xs, k90, k99)
-	return p50, p90, p99, slices.Max(xs[k99:])
-}
-
-// selectRank puts the k-th smallest of xs[lo:] at xs[k], smaller ones before
-// it and larger ones after (Hoare's quickselect), and returns it.
-func selectRank(xs []float64, lo, k int) float64 {
-	hi := len(xs) - 1
-	for lo < hi {
-		pivot := xs[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
+	p50, p90, p99 = sim.Percentiles3(xs)
+	return p50, p90, p99, slices.Max(xs)
 }
 
 // Steps is how many steps the run traced, over every GPU.
