@@ -46,3 +46,38 @@ func BenchmarkPanels(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChapterJobs is the CPU a chapter's table costs in the browser's
+// runtime: the jobs of its demo (demo 3 with its split jobs), as the page
+// runs them after a slider change, without the frames between them.
+func BenchmarkChapterJobs(b *testing.B) {
+	for _, ch := range Chapters {
+		if ch.Demo == 0 {
+			continue
+		}
+		s, _ := ParseQuery("chapter=" + ch.ID + "&preset=" + ch.Preset)
+		b.Run(ch.ID, func(b *testing.B) {
+			for b.Loop() {
+				l, d, err := LectureOf(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, jobs := l.Interference(d)
+				for _, j := range jobs {
+					if j.Demo == ch.Demo {
+						if err := j.Run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if ch.Demo == 3 {
+					for _, j := range l.Demo3Splits(res) {
+						if err := j.Run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		})
+	}
+}
