@@ -118,6 +118,7 @@ type Engine struct {
 	maxCtx  int
 	noItems bool  // a whole run without a trace reads no items (nor a step's cost and kind): skip them
 	lecture bool  // the step model is the lecture's (no refinement): its seconds need no check per step
+	keep    bool  // each token is counted or recorded (Config.CountGaps, RecordTokens)
 	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
 	gaps    []GapCount
 	// Scratch of decodeRun: each step's duration and end.
@@ -167,7 +168,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if l.MaxSeqs < 0 || l.KVBlocks < 0 || l.BlockSize < 1 || l.BlockSize > 1<<16 || l.MaxContext < 0 || l.MaxIterations < 0 {
 		return nil, fmt.Errorf("limits must be non-negative (block size 1..65536), got %+v", *l)
 	}
-	e := &Engine{cfg: cfg, freeKV: l.KVBlocks, maxCtx: l.MaxContext, lecture: !cfg.Step.Physics.refined()}
+	e := &Engine{cfg: cfg, freeKV: l.KVBlocks, maxCtx: l.MaxContext, lecture: !cfg.Step.Physics.refined(),
+		keep: cfg.CountGaps || cfg.RecordTokens}
 	if e.maxCtx == 0 {
 		e.maxCtx = cfg.Step.Model.MaxContext
 	}
@@ -549,16 +551,26 @@ func (e *Engine) execute() *Iteration {
 	if e.lz.on && len(decodes) > 0 {
 		e.done = e.lazyDecode(len(decodes), end) // the whole batch: nobody is touched but who finishes
 	} else {
+		items := it.Items
+		if !e.noItems {
+			items = slices.Grow(items, len(decodes)+len(e.plan.Chunks))
+		}
 		for _, s := range decodes {
 			s.kv++
-			done := e.emit(s, end)
+			var done bool
+			if e.keep {
+				done = e.emit(s, end)
+			} else {
+				done = s.token(end)
+			}
 			if done {
 				e.done++
 			}
 			if !e.noItems {
-				it.Items = append(it.Items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
+				items = append(items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
 			}
 		}
+		it.Items = items
 	}
 	decodesDone := e.done
 	prefilled := 0 // chunks that completed their prefill: promoted, or done at the first token
@@ -589,13 +601,19 @@ func (e *Engine) execute() *Iteration {
 
 // emit gives s its next token at time t and reports whether it is finished.
 func (e *Engine) emit(s *Seq, t float64) bool {
+	if e.keep {
+		e.keepToken(s, t)
+	}
+	return s.token(t)
+}
+
+// token is emit when the token is neither counted nor recorded. It is
+// small enough to be inlined: a call per token is much of a step's cost
+// in the browser's wasm.
+func (s *Seq) token(t float64) bool {
 	if s.generated > 0 {
-		gap := t - s.last
-		if gap > s.maxITL {
+		if gap := t - s.last; gap > s.maxITL {
 			s.maxITL = gap
-		}
-		if e.cfg.CountGaps && (s.generated > 1 || e.role != DecodeOnly) {
-			e.countGap(gap, 1) // (a decode instance's first token came from elsewhere: no recorded time)
 		}
 	} else {
 		s.first = t
@@ -605,10 +623,19 @@ func (e *Engine) emit(s *Seq, t float64) bool {
 	}
 	s.generated++
 	s.last = t
+	return s.generated >= s.Req.Output
+}
+
+// keepToken counts the gap before s's next token at t, or records its
+// time, as the run's config asks (emit, before s is updated).
+//go:noinline
+func (e *Engine) keepToken(s *Seq, t float64) {
+	if e.cfg.CountGaps && s.generated > 0 && (s.generated > 1 || e.role != DecodeOnly) {
+		e.countGap(t-s.last, 1) // (a decode instance's first token came from elsewhere: no recorded time)
+	}
 	if e.cfg.RecordTokens {
 		s.times = append(s.times, t)
 	}
-	return s.generated >= s.Req.Output
 }
 
 // compact drops finished sequences from running and moves completed

@@ -101,7 +101,14 @@ func (o *Outcome) Summary() Summary {
 	if o.Gaps == nil {
 		return Summarize(o.Results)
 	}
-	s := summarize(o.Results, false)
-	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(slices.Clone(o.Gaps))
+	return SummarizeGaps(o.Results, slices.Clone(o.Gaps))
+}
+
+// SummarizeGaps is Summarize with the ITL figures from gaps, every
+// inter-token gap counted by value, instead of the results' token times
+// (which need not be kept). It reorders gaps.
+func SummarizeGaps(rs []Result, gaps []GapCount) Summary {
+	s := summarize(rs, false)
+	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(gaps)
 	return s
 }

@@ -3,7 +3,6 @@
 package play
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -62,10 +61,10 @@ type SimRun struct {
 	recycle func()
 	// FirstPrefill is, per result index, the start of its first prefill step (-1: none).
 	FirstPrefill []float64
-	// itl is every inter-token gap keyed by the time the later token arrived, sorted by time.
+	// ITL is each step's largest inter-token gap at the step's end, sorted by time.
 	ITL []GapAt
-	// gaps is every inter-token gap, in no order (nil: collect from the results).
-	gaps []float64
+	// gaps counts every inter-token gap by value.
+	gaps []sim.GapCount
 	// indexed is set when the trace driver already derived the above.
 	indexed bool
 	// ITLMax is the largest gap of all.
@@ -111,8 +110,12 @@ func labWorkload(s State) sim.LabWorkload {
 		Duration: s.F("duration"), InjectAfter: s.F("inject")}
 }
 
-// Simulate runs the state's experiment with the trace and every token time kept.
-func Simulate(s State) (*SimRun, error) {
+// Simulate runs the state's experiment with its trace kept (the view reads
+// the inter-token gaps from the trace: no token times are kept).
+func Simulate(s State) (*SimRun, error) { return simulate(s, false) }
+
+// simulate is Simulate, keeping every token's time in the results with tokens.
+func simulate(s State, tokens bool) (*SimRun, error) {
 	t0 := time.Now()
 	step, err := stepModel(s)
 	if err != nil {
@@ -126,7 +129,7 @@ func Simulate(s State) (*SimRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true, Limits: lim}
+	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: tokens, Limits: lim}
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
 	switch {
 	case s.Workload == "lab":
@@ -166,7 +169,7 @@ func Simulate(s State) (*SimRun, error) {
 			if k := MaxTraceItems / (s.I("output") + 1); k < len(reqs) {
 				reqs, cut = reqs[:k], true
 			}
-			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: true, Limits: lim}
+			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: tokens, Limits: lim}
 			co, err := sim.RunDisaggregated(c, reqs)
 			if err != nil {
 				return nil, err
@@ -178,9 +181,6 @@ func Simulate(s State) (*SimRun, error) {
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
 			r.Placements = co.Placements
 		} else {
-			// Token times come from the trace (runTraced notes every gap), so
-			// the engine need not keep a slice per request.
-			cfg.RecordTokens = false
 			if err := r.runTraced(cfg, reqs); err != nil {
 				return nil, err
 			}
@@ -215,22 +215,13 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		buf, pool = pool[n-1], pool[:n-1]
 	}
 	its, items, offs := buf.its[:0], buf.items[:0], buf.offs[:0]
-	gaps, itl := buf.gaps[:0], buf.itl[:0]
-	// While each step is at hand, note what the view needs: every request's
-	// first prefill step and every inter-token gap (a token lands at the end
-	// of its step, so a gap is this step's end minus the request's last).
+	// While each step is at hand, note what the view needs (see indexer).
 	r.byID = newIDIndexReqs(reqs)
 	identity := true // Poisson numbers requests by position: no lookup needed
 	for i, q := range reqs {
 		identity = identity && q.ID == i
 	}
-	r.FirstPrefill = make([]float64, len(reqs))
-	last := make([]float64, len(reqs))
-	for i := range reqs {
-		r.FirstPrefill[i], last[i] = -1, -1
-	}
-	r.ITLMax = 0
-	fp := r.FirstPrefill
+	x := r.newIndexer(len(reqs), identity, buf.gaps, buf.itl)
 	began := time.Now()
 	cut := false
 	for {
@@ -250,41 +241,9 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 			c.Rejected, c.Preempted = slices.Clone(it.Rejected), slices.Clone(it.Preempted)
 		}
 		its = append(its, c)
-		end, start := it.End(), it.Start
-		mg := 0.0
-		// The hot loop of a re-simulation: locals only, no builtin max (NaN handling costs under wasm).
-		for k := range it.Items {
-			item := &it.Items[k]
-			i := item.ID
-			if !identity {
-				var ok bool
-				if i, ok = r.byID.get(item.ID); !ok {
-					continue
-				}
-			}
-			if item.Prefill && fp[i] < 0 {
-				fp[i] = start
-			}
-			if item.Emit {
-				l := last[i]
-				last[i] = end
-				if l >= 0 {
-					g := end - l
-					gaps = append(gaps, g)
-					if g > mg {
-						mg = g
-					}
-				}
-			}
-		}
-		if mg > 0 {
-			itl = append(itl, GapAt{end, mg})
-			if mg > r.ITLMax {
-				r.ITLMax = mg
-			}
-		}
+		x.add(it)
 	}
-	r.gaps, r.ITL, r.indexed = gaps, itl, true
+	x.done()
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -294,6 +253,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
+	gaps, itl := r.gaps, r.ITL
 	r.recycle = func() { pool = append(pool, buffers{its, items, offs, gaps, itl}) }
 	return nil
 }
@@ -303,7 +263,7 @@ type buffers struct {
 	its   []sim.Iteration
 	items []sim.Item
 	offs  []int
-	gaps  []float64
+	gaps  []sim.GapCount
 	itl   []GapAt
 }
 
@@ -342,137 +302,113 @@ func (r *SimRun) index() {
 		return // runTraced did it as it went
 	}
 	r.byID = newIDIndex(r.Results)
-	r.FirstPrefill = make([]float64, len(r.Results))
-	for i := range r.FirstPrefill {
-		r.FirstPrefill[i] = -1
-	}
-	r.ITL = r.ITL[:0]
-	r.ITLMax = 0
-	if len(r.Rows) == 1 {
-		r.indexRow(r.Rows[0].Iters)
-		return
-	}
-	for _, row := range r.Rows {
-		for k := range row.Iters {
-			it := &row.Iters[k]
-			if it.Prefill == 0 {
-				continue
-			}
-			for _, item := range it.Items {
-				if !item.Prefill {
-					continue
-				}
-				if i, ok := r.byID.get(item.ID); ok && (r.FirstPrefill[i] < 0 || it.Start < r.FirstPrefill[i]) {
-					r.FirstPrefill[i] = it.Start
-				}
-			}
-		}
-	}
-	for _, res := range r.Results {
-		ts := res.TokenTimes
-		for j := 1; j < len(ts); j++ {
-			g := ts[j] - ts[j-1]
-			r.ITL = append(r.ITL, GapAt{ts[j], g})
-			r.ITLMax = math.Max(r.ITLMax, g)
-		}
-	}
-	slices.SortFunc(r.ITL, func(a, b GapAt) int { return cmp.Compare(a.T, b.T) })
-}
-
-// indexRow is index for one GPU, in one pass over its steps as runTraced
-// notes them: every token lands at the end of its step (the time the
-// engine records for it, bit for bit), so a gap is this step's end minus
-// the request's last, and the largest gap per step, in step order, is
-// already sorted by time. Steps come in time order, so a request's first
-// prefill item is its earliest.
-func (r *SimRun) indexRow(its []sim.Iteration) {
-	n := len(r.Results)
 	identity := true // the workloads number requests by position: no lookup needed
-	tokens := 0
 	for i := range r.Results {
 		identity = identity && r.Results[i].ID == i
-		tokens += r.Results[i].Generated
 	}
-	last := make([]float64, n)
-	for i := range last {
-		last[i] = -1
-	}
-	fp := r.FirstPrefill
-	itl := slices.Grow(r.ITL[:0], len(its))
-	gaps := make([]float64, 0, max(0, tokens-n))
-	itlMax := 0.0
-	for k := range its {
-		it := &its[k]
-		end, start := it.End(), it.Start
-		mg := 0.0
-		// Locals only, no builtin max (NaN handling costs under wasm).
-		for j := range it.Items {
-			item := &it.Items[j]
-			i := item.ID
-			if !identity {
-				var ok bool
-				if i, ok = r.byID.get(item.ID); !ok {
-					continue
+	x := r.newIndexer(len(r.Results), identity, nil, r.ITL)
+	// Every token lands at the end of its step (the time the engine records
+	// for it, bit for bit), so taking the steps of all GPUs in the order
+	// they end sees every request's tokens in order, across the hand-over
+	// from a prefill GPU to a decode GPU too.
+	next := make([]int, len(r.Rows))
+	for {
+		row, at := -1, 0.0
+		for i := range r.Rows {
+			if k := next[i]; k < len(r.Rows[i].Iters) {
+				if end := r.Rows[i].Iters[k].End(); row < 0 || end < at {
+					row, at = i, end
 				}
-			} else if i < 0 || i >= n {
+			}
+		}
+		if row < 0 {
+			break
+		}
+		x.add(&r.Rows[row].Iters[next[row]])
+		next[row]++
+	}
+	x.done()
+}
+
+// indexer notes, one step at a time in the order steps end, what the view
+// needs from a trace: each request's first prefill step, every
+// inter-token gap counted by value (a step's decodes mostly share one gap,
+// so a run of equal gaps is one count), and each step's largest gap — in
+// step order, so already sorted by time for the gap lane.
+type indexer struct {
+	r        *SimRun
+	identity bool // request IDs are result positions
+	last     []float64
+	gaps     []sim.GapCount
+	itl      []GapAt
+	max      float64
+}
+
+// newIndexer starts indexing n requests into r, refilling the given arrays.
+func (r *SimRun) newIndexer(n int, identity bool, gaps []sim.GapCount, itl []GapAt) *indexer {
+	r.FirstPrefill = make([]float64, n)
+	x := &indexer{r: r, identity: identity, last: make([]float64, n), gaps: gaps[:0], itl: itl[:0]}
+	for i := range n {
+		r.FirstPrefill[i], x.last[i] = -1, -1
+	}
+	return x
+}
+
+// add notes one step.
+func (x *indexer) add(it *sim.Iteration) {
+	end, start := it.End(), it.Start
+	last, fp, gaps := x.last, x.r.FirstPrefill, x.gaps
+	n := len(last)
+	mg := 0.0
+	// The hot loop of a re-simulation: locals only, no builtin max (NaN handling costs under wasm).
+	for k := range it.Items {
+		item := &it.Items[k]
+		i := item.ID
+		if !x.identity {
+			var ok bool
+			if i, ok = x.r.byID.get(item.ID); !ok {
 				continue
 			}
-			if item.Prefill && fp[i] < 0 {
-				fp[i] = start
-			}
-			if item.Emit {
-				l := last[i]
-				last[i] = end
-				if l >= 0 {
-					g := end - l
-					gaps = append(gaps, g)
-					if g > mg {
-						mg = g
-					}
+		} else if uint(i) >= uint(n) {
+			continue
+		}
+		if item.Prefill && fp[i] < 0 {
+			fp[i] = start
+		}
+		if item.Emit {
+			l := last[i]
+			last[i] = end
+			if l >= 0 {
+				g := end - l
+				if m := len(gaps) - 1; m >= 0 && gaps[m].Gap == g {
+					gaps[m].N++
+				} else {
+					gaps = append(gaps, sim.GapCount{Gap: g, N: 1})
+				}
+				if g > mg {
+					mg = g
 				}
 			}
 		}
-		if mg > 0 {
-			itl = append(itl, GapAt{end, mg})
-			if mg > itlMax {
-				itlMax = mg
-			}
+	}
+	x.gaps = gaps
+	if mg > 0 {
+		x.itl = append(x.itl, GapAt{end, mg})
+		if mg > x.max {
+			x.max = mg
 		}
 	}
-	r.ITL, r.ITLMax, r.gaps = itl, itlMax, gaps
 }
 
-// summarize fills Summary. sim.Summarize would sort every inter-token gap;
-// selecting the three ranks gives the same nearest-rank percentiles in
-// linear time, which keeps a re-simulation within a frame.
+// done hands what was noted to the run.
+func (x *indexer) done() {
+	x.r.gaps, x.r.ITL, x.r.ITLMax, x.r.indexed = x.gaps, x.itl, x.max, true
+}
+
+// summarize fills Summary, its ITL figures from the gaps counted by value
+// (the same nearest-rank percentiles as from every gap, in linear time).
 func (r *SimRun) summarize() {
-	bare := make([]sim.Result, len(r.Results))
-	for i, res := range r.Results {
-		res.TokenTimes = nil
-		bare[i] = res
-	}
-	r.Summary = sim.Summarize(bare)
-	gaps := r.gaps
-	if gaps == nil {
-		for _, res := range r.Results {
-			ts := res.TokenTimes
-			for j := 1; j < len(ts); j++ {
-				gaps = append(gaps, ts[j]-ts[j-1])
-			}
-		}
-	}
-	if len(gaps) == 0 {
-		return
-	}
-	s := &r.Summary
-	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = percentiles(gaps)
-}
-
-// percentiles returns sim.Percentile's nearest-rank P50, P90 and P99 and the
-// maximum of xs (not empty), found by selection. It reorders xs.
-func percentiles(xs []float64) (p50, p90, p99, top float64) {
-	p50, p90, p99 = sim.Percentiles3(xs)
-	return p50, p90, p99, slices.Max(xs)
+	r.Summary = sim.SummarizeGaps(r.Results, r.gaps)
 }
 
 // Steps is how many steps the run traced, over every GPU.

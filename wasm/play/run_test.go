@@ -3,29 +3,13 @@
 package play
 
 import (
-	"math/rand/v2"
+	"cmp"
 	"reflect"
 	"slices"
 	"testing"
 
 	"servelab/sim"
 )
-
-func TestPercentilesMatchSim(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 1; n < 400; n += 7 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(rng.IntN(25)) // many ties, as step times give
-		}
-		sorted := append([]float64(nil), xs...)
-		p50, p90, p99, top := percentiles(xs)
-		want := [4]float64{sim.Percentile(sorted, 50), sim.Percentile(sorted, 90), sim.Percentile(sorted, 99), sorted[n-1]}
-		if got := [4]float64{p50, p90, p99, top}; got != want {
-			t.Fatalf("n=%d: percentiles %v, sim says %v", n, got, want)
-		}
-	}
-}
 
 // TestSimulateIsSimRun checks the playground's trace driver against sim.Run:
 // the same steps, the same results and the same summary.
@@ -51,12 +35,6 @@ func TestSimulateIsSimRun(t *testing.T) {
 		}
 		if want := sim.Summarize(out.Results); r.Summary != want {
 			t.Errorf("%s: summary\n got %+v\nwant %+v", q, r.Summary, want)
-		}
-		// The per-step gaps noted while stepping are the token times' gaps.
-		ref := &SimRun{Rows: r.Rows, Results: out.Results}
-		ref.index()
-		if !reflect.DeepEqual(ref.ITL, r.ITL) || ref.ITLMax != r.ITLMax || !reflect.DeepEqual(ref.FirstPrefill, r.FirstPrefill) {
-			t.Errorf("%s: gaps or first prefill steps differ from the results' token times", q)
 		}
 	}
 }
@@ -120,52 +98,77 @@ func TestBadSettingsAreErrors(t *testing.T) {
 	}
 }
 
-// TestIndexIsTokenTimes checks the one-GPU index, taken from the trace,
-// against the results' token times for the lab presets (whose runs index
-// after the fact): every gap, the largest per step, the first prefills.
+// TestIndexIsTokenTimes checks the view's index, taken from the trace
+// without token times, against a run of every preset that kept them: the
+// summary, every gap, each step's largest gap (found by looking each
+// token's time up) and every request's first prefill step — for one GPU,
+// the lab's closed loop and disaggregated GPUs alike.
 func TestIndexIsTokenTimes(t *testing.T) {
-	for _, name := range []string{"lab-unchunked", "lab-chunked"} {
-		s, _ := ParseQuery("preset=" + name)
+	for _, p := range Presets {
+		s, _ := ParseQuery("preset=" + p.Name)
 		r, err := Simulate(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		its := r.Rows[0].Iters
-		emitted := make([]int, len(r.Results))
-		fp := make([]float64, len(r.Results))
+		ref, err := simulate(s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sim.Summarize(ref.Results); r.Summary != want {
+			t.Errorf("%s: summary\n got %+v\nwant %+v", p.Name, r.Summary, want)
+		}
+		want := slices.Sorted(slices.Values(sim.ITLs(ref.Results)))
+		var got []float64
+		for _, c := range r.gaps {
+			for range c.N {
+				got = append(got, c.Gap)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s: %d gaps counted, the token times have %d (equal: %v)", p.Name, len(got), len(want), slices.Equal(got, want))
+		}
+		pos := map[int]int{}
+		for i, res := range ref.Results {
+			pos[res.ID] = i
+		}
+		fp := make([]float64, len(ref.Results))
 		for i := range fp {
 			fp[i] = -1
 		}
-		var itl []GapAt
-		var gaps []float64
-		for k := range its {
-			mg := 0.0
-			for _, item := range its[k].Items {
-				i := item.ID // lab requests are numbered by position
-				if item.Prefill && fp[i] < 0 {
-					fp[i] = its[k].Start
+		type stepGap struct {
+			row int
+			g   GapAt
+		}
+		var steps []stepGap
+		for row, rw := range ref.Rows {
+			for _, it := range rw.Iters {
+				mg := 0.0
+				for _, item := range it.Items {
+					i := pos[item.ID]
+					if item.Prefill && (fp[i] < 0 || it.Start < fp[i]) {
+						fp[i] = it.Start
+					}
+					ts := ref.Results[i].TokenTimes
+					if j, ok := slices.BinarySearch(ts, it.End()); item.Emit && ok && j > 0 {
+						mg = max(mg, ts[j]-ts[j-1])
+					}
 				}
-				if !item.Emit {
-					continue
+				if mg > 0 {
+					steps = append(steps, stepGap{row, GapAt{it.End(), mg}})
 				}
-				j := emitted[i]
-				emitted[i]++
-				if ts := r.Results[i].TokenTimes; j > 0 {
-					g := ts[j] - ts[j-1]
-					gaps = append(gaps, g)
-					mg = max(mg, g)
-				}
-			}
-			if mg > 0 {
-				itl = append(itl, GapAt{its[k].End(), mg})
 			}
 		}
-		// (summarize reorders the gaps it selects from)
-		slices.Sort(gaps)
-		got := slices.Sorted(slices.Values(r.gaps))
-		if !reflect.DeepEqual(itl, r.ITL) || !reflect.DeepEqual(fp, r.FirstPrefill) || !slices.Equal(gaps, got) || len(itl) == 0 {
-			t.Errorf("%s: the index differs from the token times: per-step gaps %v, first prefills %v, gaps %v",
-				name, reflect.DeepEqual(itl, r.ITL), reflect.DeepEqual(fp, r.FirstPrefill), slices.Equal(gaps, got))
+		slices.SortStableFunc(steps, func(a, b stepGap) int { return cmp.Compare(a.g.T, b.g.T) })
+		itl := make([]GapAt, len(steps))
+		for k, sg := range steps {
+			itl[k] = sg.g
+		}
+		if !reflect.DeepEqual(itl, r.ITL) || r.ITLMax != want[len(want)-1] {
+			t.Errorf("%s: each step's largest gap differs from the token times' (%d vs %d steps)", p.Name, len(r.ITL), len(itl))
+		}
+		if !reflect.DeepEqual(fp, r.FirstPrefill) {
+			t.Errorf("%s: first prefill steps differ", p.Name)
 		}
 	}
 }
