@@ -563,3 +563,44 @@ func TestPoissonDrawsArePoisson(t *testing.T) {
 		t.Errorf("an empty lecture workload: %v", err)
 	}
 }
+
+// TestTracedGapsAreTokenTimes checks what a traced run notes for a view
+// without keeping token times: the gaps counted by value give every token
+// time's figures, and each step's MaxGap is the largest gap before one of
+// the tokens it emits (each token found by its time).
+func TestTracedGapsAreTokenTimes(t *testing.T) {
+	for _, c := range fastPathCases(t) {
+		cfg := c.cfg
+		cfg.Trace, cfg.RecordTokens, cfg.CountGaps = true, true, true
+		out, err := Run(cfg, c.reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := out.Summary(), Summarize(out.Results); got != want {
+			t.Fatalf("%s: summary from gap counts\n got %#v\nwant %#v", c.name, got, want)
+		}
+		pos := map[int]int{}
+		for i, r := range out.Results {
+			pos[r.ID] = i
+		}
+		withGap := 0
+		for _, it := range out.Iterations {
+			want := 0.0
+			for _, item := range it.Items {
+				ts := out.Results[pos[item.ID]].TokenTimes
+				if j, ok := slices.BinarySearch(ts, it.End()); item.Emit && ok && j > 0 {
+					want = max(want, ts[j]-ts[j-1])
+				}
+			}
+			if it.MaxGap != want {
+				t.Fatalf("%s: step %d's largest gap %v, its tokens' times say %v", c.name, it.Index, it.MaxGap, want)
+			}
+			if want > 0 {
+				withGap++
+			}
+		}
+		if withGap == 0 && len(ITLs(out.Results)) > 0 {
+			t.Fatalf("%s: no step has a gap", c.name)
+		}
+	}
+}

@@ -93,6 +93,10 @@ type Iteration struct {
 	KVBlocks  int    `json:"kv_blocks,omitempty"`
 	Preempted []int  `json:"preempted,omitempty"`
 	Held      string `json:"held,omitempty"`
+	// MaxGap is the largest inter-token gap of the tokens this step emits
+	// (0: none follows an earlier token), for a view's gap lane; a whole
+	// run without a trace leaves it 0.
+	MaxGap float64 `json:"-"`
 }
 
 // End is when the iteration's tokens are emitted.
@@ -502,7 +506,7 @@ func (e *Engine) Step() (*Iteration, bool) {
 // execute prices the plan, advances the clock and applies its effects.
 func (e *Engine) execute() *Iteration {
 	it := &e.it
-	it.Items = it.Items[:0]
+	it.Items, it.MaxGap = it.Items[:0], 0
 	if e.cfg.Trace && e.cfg.Limits.KVBlocks > 0 {
 		it.KVBlocks = e.cfg.Limits.KVBlocks - e.freeKV
 	}
@@ -530,7 +534,11 @@ func (e *Engine) execute() *Iteration {
 			secs = e.cfg.Step.Seconds(&w)
 		}
 	} else {
-		it.Cost = e.cfg.Step.Price(w)
+		if e.lecture {
+			it.Cost = e.cfg.Step.priceLecture(w)
+		} else {
+			it.Cost = e.cfg.Step.Price(w)
+		}
 		secs = it.Cost.Seconds
 		switch {
 		case prefillTokens == 0:
@@ -551,26 +559,7 @@ func (e *Engine) execute() *Iteration {
 	if e.lz.on && len(decodes) > 0 {
 		e.done = e.lazyDecode(len(decodes), end) // the whole batch: nobody is touched but who finishes
 	} else {
-		items := it.Items
-		if !e.noItems {
-			items = slices.Grow(items, len(decodes)+len(e.plan.Chunks))
-		}
-		for _, s := range decodes {
-			s.kv++
-			var done bool
-			if e.keep {
-				done = e.emit(s, end)
-			} else {
-				done = s.token(end)
-			}
-			if done {
-				e.done++
-			}
-			if !e.noItems {
-				items = append(items, Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: done})
-			}
-		}
-		it.Items = items
+		e.decodeAll(decodes, end, it)
 	}
 	decodesDone := e.done
 	prefilled := 0 // chunks that completed their prefill: promoted, or done at the first token
@@ -582,6 +571,9 @@ func (e *Engine) execute() *Iteration {
 		if s.prefilled == s.need {
 			prefilled++
 			item.Emit = true
+			if s.generated > 0 && end-s.last > it.MaxGap { // (a recomputed prefill's token follows earlier ones)
+				it.MaxGap = end - s.last
+			}
 			item.Done = e.emit(s, end) || e.role == PrefillOnly
 			if item.Done {
 				s.done, s.finish = true, end
@@ -597,6 +589,58 @@ func (e *Engine) execute() *Iteration {
 		e.compactAfter(decodesDone, prefilled)
 	}
 	return it
+}
+
+// decodeAll gives each of decodes its next token at end, noting the step's
+// items and largest gap in it. It is emit for the batch, written out: the
+// hot loop of a traced run, where a call per token is much of a step's
+// cost in the browser's wasm. Equal gaps in a row (a batch mostly shares
+// one) are counted at once.
+func (e *Engine) decodeAll(decodes []*Seq, end float64, it *Iteration) {
+	// Locals only in the loop: the browser's wasm keeps them in registers.
+	keepItems, count, rec, fromElsewhere := !e.noItems, e.cfg.CountGaps, e.cfg.RecordTokens, e.role == DecodeOnly
+	items := it.Items
+	n := len(items)
+	if keepItems {
+		items = slices.Grow(items, len(decodes)+len(e.plan.Chunks))[:n+len(decodes)]
+	}
+	var run GapCount // the gaps being counted
+	top, done := 0.0, 0
+	for k, s := range decodes {
+		s.kv++
+		// (a decode instance's first token came from elsewhere: no recorded time)
+		if s.generated > 1 || s.generated > 0 && !fromElsewhere {
+			g := end - s.last
+			if g > top {
+				top = g
+			}
+			if count {
+				if run.N > 0 && g == run.Gap {
+					run.N++
+				} else {
+					if run.N > 0 {
+						e.countGap(run.Gap, run.N)
+					}
+					run = GapCount{Gap: g, N: 1}
+				}
+			}
+		}
+		if rec {
+			s.times = append(s.times, end)
+		}
+		fin := s.token(end)
+		if fin {
+			done++
+		}
+		if keepItems {
+			items[n+k] = Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: fin}
+		}
+	}
+	if run.N > 0 {
+		e.countGap(run.Gap, run.N)
+	}
+	e.done += done
+	it.Items, it.MaxGap = items, top
 }
 
 // emit gives s its next token at time t and reports whether it is finished.
@@ -628,6 +672,7 @@ func (s *Seq) token(t float64) bool {
 
 // keepToken counts the gap before s's next token at t, or records its
 // time, as the run's config asks (emit, before s is updated).
+//
 //go:noinline
 func (e *Engine) keepToken(s *Seq, t float64) {
 	if e.cfg.CountGaps && s.generated > 0 && (s.generated > 1 || e.role != DecodeOnly) {

@@ -41,6 +41,10 @@ func (r *Result) TPOT() float64 {
 	return (r.Finish - r.FirstToken) / float64(r.Generated-1)
 }
 
+// Gaps returns the inter-token gaps counted so far by value (with
+// Config.CountGaps); the engine goes on appending to it.
+func (e *Engine) Gaps() []GapCount { return e.gaps }
+
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
 	e.settleAll()

@@ -279,6 +279,11 @@ func (s *StepModel) Price(w Work) Cost {
 	if s.Physics.refined() {
 		return s.priceRefined(w)
 	}
+	return s.priceLecture(w)
+}
+
+// priceLecture is Price for the lecture's physics (no refinement).
+func (s *StepModel) priceLecture(w Work) Cost {
 	// (The conversions round each product: no fused multiply-add, so every
 	// platform prices alike and Seconds and decodePricer match bit for bit.)
 	flops := float64(w.Tokens*s.f) + float64(s.a*w.Pairs)

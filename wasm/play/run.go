@@ -129,7 +129,9 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: tokens, Limits: lim}
+	// The engine counts the gaps and notes each step's largest (the view's
+	// gap lane): no pass over every token here.
+	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: tokens, CountGaps: true, Limits: lim}
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
 	switch {
 	case s.Workload == "lab":
@@ -148,6 +150,7 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 		}
 		r.Rows = []Row{{Name: step.GPU.Name, Iters: lo.Outcome.Iterations}}
 		r.Results, r.Truncated, r.End = lo.Outcome.Results, lo.Outcome.Truncated, lo.Outcome.End
+		r.gaps = lo.Outcome.Gaps
 		r.Inject = w.InjectAfter
 		r.LongIDs = map[int]bool{}
 		for _, res := range r.Results {
@@ -221,7 +224,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	for i, q := range reqs {
 		identity = identity && q.ID == i
 	}
-	x := r.newIndexer(len(reqs), identity, buf.gaps, buf.itl)
+	x := r.newIndexer(len(reqs), identity, buf.itl)
 	began := time.Now()
 	cut := false
 	for {
@@ -241,8 +244,9 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 			c.Rejected, c.Preempted = slices.Clone(it.Rejected), slices.Clone(it.Preempted)
 		}
 		its = append(its, c)
-		x.add(it)
+		x.noted(it)
 	}
+	x.gaps = e.Gaps()
 	x.done()
 	for k := range its {
 		end := len(items)
@@ -253,8 +257,8 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 	}
 	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
-	gaps, itl := r.gaps, r.ITL
-	r.recycle = func() { pool = append(pool, buffers{its, items, offs, gaps, itl}) }
+	itl := r.ITL
+	r.recycle = func() { pool = append(pool, buffers{its, items, offs, itl}) }
 	return nil
 }
 
@@ -263,7 +267,6 @@ type buffers struct {
 	its   []sim.Iteration
 	items []sim.Item
 	offs  []int
-	gaps  []sim.GapCount
 	itl   []GapAt
 }
 
@@ -306,7 +309,15 @@ func (r *SimRun) index() {
 	for i := range r.Results {
 		identity = identity && r.Results[i].ID == i
 	}
-	x := r.newIndexer(len(r.Results), identity, nil, r.ITL)
+	x := r.newIndexer(len(r.Results), identity, r.ITL)
+	if len(r.Rows) == 1 && r.gaps != nil { // one engine, which counted the gaps
+		x.gaps = r.gaps
+		for k := range r.Rows[0].Iters {
+			x.noted(&r.Rows[0].Iters[k])
+		}
+		x.done()
+		return
+	}
 	// Every token lands at the end of its step (the time the engine records
 	// for it, bit for bit), so taking the steps of all GPUs in the order
 	// they end sees every request's tokens in order, across the hand-over
@@ -344,18 +355,56 @@ type indexer struct {
 	max      float64
 }
 
-// newIndexer starts indexing n requests into r, refilling the given arrays.
-func (r *SimRun) newIndexer(n int, identity bool, gaps []sim.GapCount, itl []GapAt) *indexer {
+// newIndexer starts indexing n requests into r, refilling itl.
+func (r *SimRun) newIndexer(n int, identity bool, itl []GapAt) *indexer {
 	r.FirstPrefill = make([]float64, n)
-	x := &indexer{r: r, identity: identity, last: make([]float64, n), gaps: gaps[:0], itl: itl[:0]}
 	for i := range n {
-		r.FirstPrefill[i], x.last[i] = -1, -1
+		r.FirstPrefill[i] = -1
 	}
-	return x
+	return &indexer{r: r, identity: identity, itl: itl[:0]}
 }
 
-// add notes one step.
+// id is the result index of request ID i.
+func (x *indexer) id(i int) (int, bool) {
+	if x.identity {
+		return i, uint(i) < uint(len(x.r.FirstPrefill))
+	}
+	return x.r.byID.get(i)
+}
+
+// noted is add for a step of an engine that counted the gaps itself and
+// noted the step's largest (Config.CountGaps, Iteration.MaxGap): only its
+// prefill items, which come after its decodes, are read.
+func (x *indexer) noted(it *sim.Iteration) {
+	if it.Prefill > 0 {
+		fp := x.r.FirstPrefill
+		for k := len(it.Items) - 1; k >= 0 && it.Items[k].Prefill; k-- {
+			if i, ok := x.id(it.Items[k].ID); ok && fp[i] < 0 {
+				fp[i] = it.Start
+			}
+		}
+	}
+	x.stepGap(it.End(), it.MaxGap)
+}
+
+// stepGap notes a step's largest gap mg, at its end.
+func (x *indexer) stepGap(end, mg float64) {
+	if mg > 0 {
+		x.itl = append(x.itl, GapAt{end, mg})
+		if mg > x.max {
+			x.max = mg
+		}
+	}
+}
+
+// add notes one step, token by token.
 func (x *indexer) add(it *sim.Iteration) {
+	if x.last == nil {
+		x.last = make([]float64, len(x.r.FirstPrefill))
+		for i := range x.last {
+			x.last[i] = -1
+		}
+	}
 	end, start := it.End(), it.Start
 	last, fp, gaps := x.last, x.r.FirstPrefill, x.gaps
 	n := len(last)
@@ -392,12 +441,7 @@ func (x *indexer) add(it *sim.Iteration) {
 		}
 	}
 	x.gaps = gaps
-	if mg > 0 {
-		x.itl = append(x.itl, GapAt{end, mg})
-		if mg > x.max {
-			x.max = mg
-		}
-	}
+	x.stepGap(end, mg)
 }
 
 // done hands what was noted to the run.
