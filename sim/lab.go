@@ -59,6 +59,49 @@ type LabOutcome struct {
 // arrival of every stream, and summarises it exactly as run.py summarises a
 // measured run.
 func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
+	l, err := NewLab(cfg, w, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{}
+	if cfg.Trace { // size the trace for the steps the run will about take (see NewLab)
+		out.Iterations = make([]Iteration, 0, l.steps)
+		out.items = make([]Item, 0, l.steps*(w.ShortConcurrency+1))
+		out.counts = make([]int, 0, l.steps)
+	}
+	for {
+		it, ok := l.Step()
+		if !ok {
+			break
+		}
+		out.record(it, cfg.Trace)
+	}
+	out.finish(l.e)
+	return l.Finish(out), nil
+}
+
+// Lab is the lab's closed loop on an engine, one step at a time: each
+// Step runs one iteration and re-submits the streams' requests it
+// finished, noting every token arrival as the script records it.
+type Lab struct {
+	e       *Engine
+	w       LabWorkload
+	streams []labStream // by request ID, which counts up from 0
+	run     LabRun
+	steps   int // about how many steps the run takes
+}
+
+// labStream is one stream's (or long prompt's) state.
+type labStream struct {
+	last  float64 // previous token time
+	first bool    // next token is the request's first
+	long  bool
+}
+
+// NewLab starts the lab's closed loop on a new engine with cfg. The run's
+// token arrivals go into arrivals' memory when it is big enough (a caller
+// running one lab after another reuses it; nil allocates).
+func NewLab(cfg Config, w LabWorkload, arrivals []Arrival) (*Lab, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -66,69 +109,73 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	type stream struct {
-		last  float64 // previous token time
-		first bool    // next token is the request's first
-		long  bool
-		sent  float64
-	}
-	var streams []stream // by request ID, which counts up from 0
-	nextID := 0
-	submit := func(at float64, long bool) {
-		r := Request{ID: nextID, Arrival: at, Prompt: w.ShortInputLen, Output: w.ShortOutputLen}
-		if long {
-			r.Prompt, r.Output = w.LongInputLen, w.LongOutputLen
-		}
-		nextID++
-		streams = append(streams, stream{first: true, long: long, sent: at})
-		_ = e.Submit(r) // a rejection shows up in the results
-	}
+	l := &Lab{e: e, w: w, run: LabRun{ShortConcurrency: w.ShortConcurrency, LongInputLen: w.LongInputLen, Inject: w.InjectAfter}}
 	for range w.ShortConcurrency {
-		submit(0, false)
+		l.submit(0, false)
 	}
 	for range w.LongCount {
-		submit(w.InjectAfter, true)
+		l.submit(w.InjectAfter, true)
 	}
-	run := LabRun{ShortConcurrency: w.ShortConcurrency, LongInputLen: w.LongInputLen, Inject: w.InjectAfter}
-	out := &Outcome{}
-	// Size the trace and the arrivals for the steps the run will about take
-	// (a decode step of every stream lasts at least this long), so they are
-	// not copied as they grow.
-	steps := min(int(w.Duration/e.cfg.Step.Decode(w.ShortConcurrency, w.ShortConcurrency*w.ShortInputLen).Seconds)+64, e.cfg.Limits.MaxIterations)
-	run.Arrivals = make([]Arrival, 0, steps*w.ShortConcurrency)
-	if cfg.Trace {
-		out.Iterations = make([]Iteration, 0, steps)
-		out.items = make([]Item, 0, steps*(w.ShortConcurrency+1))
-		out.counts = make([]int, 0, steps)
+	// Size the arrivals for the steps the run will about take (a decode
+	// step of every stream lasts at least this long), so they are not
+	// copied as they grow.
+	l.steps = min(int(w.Duration/e.cfg.Step.Decode(w.ShortConcurrency, w.ShortConcurrency*w.ShortInputLen).Seconds)+64, e.cfg.Limits.MaxIterations)
+	if n := l.steps * w.ShortConcurrency; cap(arrivals) >= n {
+		l.run.Arrivals = arrivals[:0]
+	} else {
+		l.run.Arrivals = make([]Arrival, 0, n)
 	}
-	for {
-		it, ok := e.Step()
-		if !ok {
-			break
+	return l, nil
+}
+
+// Engine is the engine the lab drives (its results, clock and gap counts).
+func (l *Lab) Engine() *Engine { return l.e }
+
+// submit sends one stream's next request at time at.
+func (l *Lab) submit(at float64, long bool) {
+	w := l.w
+	r := Request{ID: len(l.streams), Arrival: at, Prompt: w.ShortInputLen, Output: w.ShortOutputLen}
+	if long {
+		r.Prompt, r.Output = w.LongInputLen, w.LongOutputLen
+	}
+	l.streams = append(l.streams, labStream{first: true, long: long})
+	_ = l.e.Submit(r) // a rejection shows up in the results
+}
+
+// Step runs one iteration of the loop: false when the run is over.
+func (l *Lab) Step() (*Iteration, bool) {
+	it, ok := l.e.Step()
+	if !ok {
+		return nil, false
+	}
+	end := it.End()
+	run := &l.run
+	from := len(run.Arrivals)
+	for _, item := range it.Items {
+		if !item.Emit {
+			continue
 		}
-		out.record(it, cfg.Trace)
-		end := it.End()
-		from := len(run.Arrivals)
-		for _, item := range it.Items {
-			if !item.Emit {
-				continue
-			}
-			s := &streams[item.ID]
-			if !s.first && !s.long {
-				run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
-			}
-			s.first, s.last = false, end
-			// The script's worker loops while now < stop_at: a stream whose
-			// request ends before the deadline sends the next one at once.
-			if item.Done && !s.long && end < w.Duration {
-				submit(end, false)
-			}
+		s := &l.streams[item.ID]
+		if !s.first && !s.long {
+			run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
 		}
-		// In (time, gap) order, as the analysis sorts them: one step's
-		// arrivals share the time and mostly the gap, so this is a check.
-		sortGaps(run.Arrivals[from:])
+		s.first, s.last = false, end
+		// The script's worker loops while now < stop_at: a stream whose
+		// request ends before the deadline sends the next one at once.
+		if item.Done && !s.long && end < l.w.Duration {
+			l.submit(end, false)
+		}
 	}
-	out.finish(e)
+	// In (time, gap) order, as the analysis sorts them: one step's
+	// arrivals share the time and mostly the gap, so this is a check.
+	sortGaps(run.Arrivals[from:])
+	return it, true
+}
+
+// Finish is the lab's outcome once Step has returned false: out is the
+// engine's (with its results), summarised as the script summarises a run.
+func (l *Lab) Finish(out *Outcome) *LabOutcome {
+	run := l.run
 	wallEnd := 0.0
 	for i := range out.Results {
 		r := &out.Results[i]
@@ -142,7 +189,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 		if !sr.OK && sr.Error == "" {
 			sr.Error = "unfinished when the simulation was cut short"
 		}
-		if streams[r.ID].long {
+		if l.streams[r.ID].long {
 			run.Long = append(run.Long, sr)
 		} else {
 			run.Short = append(run.Short, sr)
@@ -150,7 +197,7 @@ func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 		wallEnd = max(wallEnd, r.Finish)
 	}
 	run.Wall = wallEnd
-	return &LabOutcome{Run: run, Summary: SummariseLab(run), Outcome: out}, nil
+	return &LabOutcome{Run: run, Summary: SummariseLab(run), Outcome: out}
 }
 
 // sortGaps orders one step's arrivals (all at one time) by gap: insertion

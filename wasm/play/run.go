@@ -57,7 +57,8 @@ type SimRun struct {
 
 	// byID maps a request ID to its index in Results.
 	byID idIndex
-	// recycle gives the trace's arrays back for reuse.
+	// buf and recycle give the trace's arrays back for reuse.
+	buf     buffers
 	recycle func()
 	// FirstPrefill is, per result index, the start of its first prefill step (-1: none).
 	FirstPrefill []float64
@@ -144,13 +145,15 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 		}
 		// Each lab step carries at most one item per stream and long prompt.
 		cfg.Limits.MaxIterations = min(MaxIterations, MaxTraceItems/(w.ShortConcurrency+w.LongCount))
-		lo, err := sim.RunLab(cfg, w)
+		buf := takeBuffers()
+		l, err := sim.NewLab(cfg, w, buf.arrivals)
 		if err != nil {
 			return nil, err
 		}
-		r.Rows = []Row{{Name: step.GPU.Name, Iters: lo.Outcome.Iterations}}
-		r.Results, r.Truncated, r.End = lo.Outcome.Results, lo.Outcome.Truncated, lo.Outcome.End
-		r.gaps = lo.Outcome.Gaps
+		r.runTraced(l.Engine(), l.Step, buf, idIndex{}, true)
+		r.byID = newIDIndex(r.Results)
+		lo := l.Finish(&sim.Outcome{Results: r.Results})
+		r.buf.arrivals = lo.Run.Arrivals
 		r.Inject = w.InjectAfter
 		r.LongIDs = map[int]bool{}
 		for _, res := range r.Results {
@@ -184,9 +187,18 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
 			r.Placements = co.Placements
 		} else {
-			if err := r.runTraced(cfg, reqs); err != nil {
+			e, err := sim.NewEngine(cfg)
+			if err != nil {
 				return nil, err
 			}
+			for _, q := range reqs {
+				_ = e.Submit(q) // a rejection is recorded in the result
+			}
+			identity := true // Poisson numbers requests by position: no lookup needed
+			for i, q := range reqs {
+				identity = identity && q.ID == i
+			}
+			r.runTraced(e, e.Step, takeBuffers(), newIDIndexReqs(reqs), identity)
 		}
 	}
 	r.index()
@@ -201,30 +213,15 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 	return r, nil
 }
 
-// runTraced is sim.Run with the trace kept in one flat slice of items, so a
-// re-simulation allocates a few large arrays rather than one per step.
-func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
-	e, err := sim.NewEngine(cfg)
-	if err != nil {
-		return err
-	}
-	for _, q := range reqs {
-		_ = e.Submit(q) // a rejection is recorded in the result
-	}
-	// Reuse the previous run's arrays: it is replaced by this one, and
-	// allocating (and collecting) megabytes per slider move is most of the cost.
-	var buf buffers
-	if n := len(pool); n > 0 {
-		buf, pool = pool[n-1], pool[:n-1]
-	}
+// runTraced runs step (e's, or a driver's around e) to the end with the
+// trace kept in buf's flat arrays, so a re-simulation allocates a few large
+// arrays rather than one per step. byID maps request IDs to results when
+// they are not numbered by position (identity).
+func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), buf buffers, byID idIndex, identity bool) {
 	its, items, offs := buf.its[:0], buf.items[:0], buf.offs[:0]
 	// While each step is at hand, note what the view needs (see indexer).
-	r.byID = newIDIndexReqs(reqs)
-	identity := true // Poisson numbers requests by position: no lookup needed
-	for i, q := range reqs {
-		identity = identity && q.ID == i
-	}
-	x := r.newIndexer(len(reqs), identity, buf.itl)
+	r.byID = byID
+	x := r.newIndexer(len(e.Results()), identity, buf.itl)
 	began := time.Now()
 	cut := false
 	for {
@@ -232,7 +229,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 			cut = true
 			break
 		}
-		it, ok := e.Step()
+		it, ok := step()
 		if !ok {
 			break
 		}
@@ -247,7 +244,7 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		x.noted(it)
 	}
 	x.gaps = e.Gaps()
-	x.done()
+	x.done(len(e.Results()))
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -255,19 +252,29 @@ func (r *SimRun) runTraced(cfg sim.Config, reqs []sim.Request) error {
 		}
 		its[k].Items = items[offs[k]:end:end]
 	}
-	r.Rows = []Row{{Name: cfg.Step.GPU.Name, Iters: its}}
+	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
-	itl := r.ITL
-	r.recycle = func() { pool = append(pool, buffers{its, items, offs, itl}) }
-	return nil
+	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, arrivals: buf.arrivals}
+	r.recycle = func() { pool = append(pool, r.buf) }
+}
+
+// takeBuffers takes the arrays of a run no longer shown, if there is one:
+// allocating (and collecting) megabytes per slider move is most of the cost.
+func takeBuffers() buffers {
+	var buf buffers
+	if n := len(pool); n > 0 {
+		buf, pool = pool[n-1], pool[:n-1]
+	}
+	return buf
 }
 
 // buffers are one traced run's arrays, for a later run to refill.
 type buffers struct {
-	its   []sim.Iteration
-	items []sim.Item
-	offs  []int
-	itl   []GapAt
+	its      []sim.Iteration
+	items    []sim.Item
+	offs     []int
+	itl      []GapAt
+	arrivals []sim.Arrival // the lab's
 }
 
 // pool holds the arrays of runs no longer shown (two in compare mode).
@@ -315,7 +322,7 @@ func (r *SimRun) index() {
 		for k := range r.Rows[0].Iters {
 			x.noted(&r.Rows[0].Iters[k])
 		}
-		x.done()
+		x.done(len(r.Results))
 		return
 	}
 	// Every token lands at the end of its step (the time the engine records
@@ -338,7 +345,7 @@ func (r *SimRun) index() {
 		x.add(&r.Rows[row].Iters[next[row]])
 		next[row]++
 	}
-	x.done()
+	x.done(len(r.Results))
 }
 
 // indexer notes, one step at a time in the order steps end, what the view
@@ -377,10 +384,13 @@ func (x *indexer) id(i int) (int, bool) {
 // prefill items, which come after its decodes, are read.
 func (x *indexer) noted(it *sim.Iteration) {
 	if it.Prefill > 0 {
-		fp := x.r.FirstPrefill
 		for k := len(it.Items) - 1; k >= 0 && it.Items[k].Prefill; k-- {
-			if i, ok := x.id(it.Items[k].ID); ok && fp[i] < 0 {
-				fp[i] = it.Start
+			id := it.Items[k].ID
+			for x.identity && id >= len(x.r.FirstPrefill) && id < 1<<30 { // a closed loop's requests come as it runs
+				x.r.FirstPrefill = append(x.r.FirstPrefill, -1)
+			}
+			if i, ok := x.id(id); ok && x.r.FirstPrefill[i] < 0 {
+				x.r.FirstPrefill[i] = it.Start
 			}
 		}
 	}
@@ -444,8 +454,11 @@ func (x *indexer) add(it *sim.Iteration) {
 	x.stepGap(end, mg)
 }
 
-// done hands what was noted to the run.
-func (x *indexer) done() {
+// done hands what was noted about n requests to the run.
+func (x *indexer) done(n int) {
+	for len(x.r.FirstPrefill) < n {
+		x.r.FirstPrefill = append(x.r.FirstPrefill, -1) // (a closed loop's last requests never ran)
+	}
 	x.r.gaps, x.r.ITL, x.r.ITLMax, x.r.indexed = x.gaps, x.itl, x.max, true
 }
 
