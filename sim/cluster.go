@@ -518,17 +518,23 @@ type Workload func(rate float64) ([]Request, error)
 // whose SLO attainment over RunDisaggregated reaches target (see Goodput),
 // searched up to hi req/s, and that rate divided by the cluster's GPUs.
 func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
+	return clusterGoodput(c, wl, slo, target, hi, nil)
+}
+
+// clusterGoodput is ClusterGoodput on mem's memory (nil: its own).
+func clusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64, mem *Scratch) (total, perGPU float64, saturated bool, err error) {
 	if err := checkSearch(target, hi); err != nil {
 		return 0, 0, false, err
 	}
-	sc := clusterScratch{ttft: slo.TTFT} // each run's results are read before the next
+	sc := mem.clusterRuns() // each run's results are read before the next
+	sc.ttft = slo.TTFT
 	total, saturated, err = bisect(func(rate float64) (bool, error) {
 		reqs, err := wl(rate)
 		if err != nil {
 			return false, err
 		}
 		sc.budget = missBudget(len(reqs), target)
-		o, err := runDisaggregated(c, reqs, &sc)
+		o, err := runDisaggregated(c, reqs, sc)
 		if err != nil || o.cut {
 			return false, err
 		}

@@ -10,6 +10,9 @@ type Lecture struct {
 	Prompt int
 	Output int
 	Seed   uint64
+	// Reuse, when set, is memory every run of the demos reuses: only for
+	// jobs run one at a time (a page's); nil lets them run in parallel.
+	Reuse *Scratch
 }
 
 // workload is the lecture's Poisson workload at one rate.
@@ -29,7 +32,9 @@ func (l Lecture) searchWorkload() Workload {
 }
 
 // run simulates the lecture's workload at rate under policy p.
-func (l Lecture) run(p Policy, rate float64) ([]Result, error) { return l.runOn(p, rate, nil) }
+func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
+	return l.runOn(p, rate, l.Reuse.runScratch())
+}
 
 // runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
 func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
@@ -84,20 +89,20 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	var sc scratch                // each run's figures are taken before the next
+	sc := l.Reuse.runScratch()    // each run's figures are taken before the next
 	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests)
 	if err != nil {
 		return row, err
 	}
-	col, err := l.runReqs(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, reqs, &sc)
+	col, err := l.runReqs(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, reqs, sc)
 	if err != nil {
 		return row, err
 	}
 	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
 	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
-	pre, _ := l.runReqs(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, reqs, &sc)
+	pre, _ := l.runReqs(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, reqs, sc)
 	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
-	dec, _ := l.runReqs(DecodeOnlyPolicy{}, reqs, &sc)
+	dec, _ := l.runReqs(DecodeOnlyPolicy{}, reqs, sc)
 	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
 	return row, nil
 }
@@ -118,7 +123,7 @@ func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float6
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := InstanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), slo, attainment, hi)
+	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), slo, attainment, hi, l.Reuse)
 	return g, err
 }
 
@@ -174,7 +179,7 @@ func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment, guess float64) (S
 	hi := 1.5 * guess
 	wl := l.searchWorkload()
 	for {
-		total, perGPU, saturated, err := ClusterGoodput(c, wl, slo, attainment, hi)
+		total, perGPU, saturated, err := clusterGoodput(c, wl, slo, attainment, hi, l.Reuse)
 		if err != nil || !saturated || hi >= MaxRate/4 {
 			return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
 		}

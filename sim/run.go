@@ -138,6 +138,30 @@ type scratch struct {
 	due     []*Seq
 }
 
+// Scratch is memory that runs made one after another reuse: a search's
+// experiments, or a page's table jobs run one at a time. One Scratch must
+// never serve two runs at once.
+type Scratch struct {
+	run     scratch
+	cluster clusterScratch
+}
+
+// runScratch is s's memory for one engine's runs (nil s: a fresh one).
+func (s *Scratch) runScratch() *scratch {
+	if s == nil {
+		return &scratch{}
+	}
+	return &s.run
+}
+
+// clusterScratch is s's memory for cluster runs (nil s: a fresh one).
+func (s *Scratch) clusterRuns() *clusterScratch {
+	if s == nil {
+		return &clusterScratch{}
+	}
+	return &s.cluster
+}
+
 // useScratch runs the engine on sc's memory, sized for n requests.
 func (e *Engine) useScratch(sc *scratch, n int) {
 	if cap(sc.seqs) < n {

@@ -3,6 +3,7 @@
 package play
 
 import (
+	"runtime/debug"
 	"syscall/js"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 // change runs it (Simulate: the run, its trace, its index and summary), in
 // the browser's runtime (these tests run under node).
 func BenchmarkPresets(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400)) // as the page sets it (wasm/main.go)
 	var prev *SimRun
 	for _, p := range Presets {
 		s, _ := ParseQuery("preset=" + p.Name)
@@ -33,6 +35,7 @@ func BenchmarkPresets(b *testing.B) {
 // BenchmarkPanels is the page's background figures for the demo-2 preset:
 // the latency-vs-rate points and the goodput search (see wasm/controls.go).
 func BenchmarkPanels(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	s, _ := ParseQuery("preset=demo2")
 	for b.Loop() {
 		for _, rate := range RatesFor(s.F("rate")) {
@@ -53,6 +56,7 @@ func BenchmarkPanels(b *testing.B) {
 // runtime: the jobs of its demo (demo 3 with its split jobs), as the page
 // runs them after a slider change, without the frames between them.
 func BenchmarkChapterJobs(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	for _, ch := range Chapters {
 		if ch.Demo == 0 {
 			continue

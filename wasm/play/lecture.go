@@ -51,7 +51,7 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 	if err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}
-	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed"))}
+	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed")), Reuse: &lectureMemory}
 	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}

@@ -277,6 +277,10 @@ type buffers struct {
 	arrivals []sim.Arrival // the lab's
 }
 
+// lectureMemory is what the chapters' table jobs, run one at a time on the
+// Update goroutine, reuse from one run to the next.
+var lectureMemory sim.Scratch
+
 // pool holds the arrays of runs no longer shown (two in compare mode).
 // Only the Update goroutine simulates, so it needs no lock.
 var pool []buffers
