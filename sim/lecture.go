@@ -24,11 +24,7 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 // another: the randomness is drawn once and each call's requests replace
 // the last call's.
 func (l Lecture) searchWorkload() Workload {
-	d, err := drawPoisson(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
-	if err != nil {
-		return l.workload // (it says what is wrong)
-	}
-	return d.at
+	return PoissonSearch(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
 }
 
 // run simulates the lecture's workload at rate under policy p.

@@ -85,6 +85,19 @@ func drawPoisson(n int, prompt, output Lengths, seed uint64) (*poissonDraws, err
 	return d, nil
 }
 
+// PoissonSearch is PoissonLengths as a search's workload: the randomness is
+// drawn once, and each call's requests (bit for bit PoissonLengths' at that
+// rate) replace the previous call's, so a search reads each experiment's
+// before the next. A workload that cannot be drawn gives PoissonLengths'
+// error at every rate.
+func PoissonSearch(n int, prompt, output Lengths, seed uint64) Workload {
+	d, err := drawPoisson(n, prompt, output, seed)
+	if err != nil {
+		return func(rate float64) ([]Request, error) { return PoissonLengths(n, rate, prompt, output, seed) }
+	}
+	return d.at
+}
+
 // at is PoissonLengths at rate, in the requests of the previous call.
 func (d *poissonDraws) at(rate float64) ([]Request, error) {
 	if !(rate > 0) || rate > MaxRate {

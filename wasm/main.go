@@ -428,10 +428,9 @@ func (a *App) resimulate() {
 	}
 	a.render()
 	a.urlDirty = true
-	// The sweep and goodput start once the settings rest: while a slider is
-	// dragged they would only be cancelled, and their garbage would make
-	// the collector pause the next re-simulation.
-	a.bgPending, a.bgAt = true, time.Now().Add(300*time.Millisecond)
+	// The sweep and goodput start once the settings rest for a few frames:
+	// while a slider is dragged they would only be cancelled.
+	a.bgPending, a.bgAt = true, time.Now().Add(bgRest)
 }
 
 // locateStep turns a global step index into (row, index).

@@ -147,3 +147,67 @@ func BenchmarkBrowserCompare(b *testing.B) {
 		b.Errorf("compare re-simulations + redraw p95 %.1f ms > %.0f ms", p95, budgetCompareMs)
 	}
 }
+
+// budgetLabMs is the issue's budget for a lab preset's slider change: the
+// re-simulation (a simulated minute of 16 streams) and the redraw, p95.
+const budgetLabMs = 33.0
+
+// BenchmarkBrowserLab measures, in headless Chromium, a slider change on
+// each lab preset: the long prompt's length moves, the minute of closed
+// loop is simulated again and redrawn. It reports p50/p95 (page clock).
+func BenchmarkBrowserLab(b *testing.B) {
+	base := serve(b)
+	ctx := browser(b)
+	for _, preset := range []string{"lab-unchunked", "lab-chunked"} {
+		open(b, ctx, base+"?preset="+preset)
+		var costs []float64
+		for i := 0; i < 3; i++ {
+			for _, v := range []float64{24000, 28000, 32000, 36000, 40000, 30000, 26000, 34000, 38000, 32000} {
+				gen := eval[int](b, ctx, `servelab.timings().gen`)
+				setRange(b, ctx, "long", v)
+				waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "the redraw")
+				t := eval[map[string]float64](b, ctx, `servelab.timings()`)
+				costs = append(costs, t["simMs"]+t["drawMs"])
+			}
+		}
+		warm := costs[10:] // the first sweep runs while the browser tiers up its compiler
+		sort.Float64s(warm)
+		p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
+		b.ReportMetric(p50, "ms-"+preset+"-p50")
+		b.ReportMetric(p95, "ms-"+preset+"-p95")
+		b.Logf("%s: long prompt moved → re-simulated and redrawn: p50 %.1f ms, p95 %.1f ms (budget %.0f)", preset, p50, p95, budgetLabMs)
+		if p95 > budgetLabMs {
+			b.Errorf("%s: p95 %.1f ms > %.0f ms", preset, p95, budgetLabMs)
+		}
+	}
+}
+
+// budgetPanelsMs is the issue's budget for the goodput and latency-vs-rate
+// panels after a slider change.
+const budgetPanelsMs = 150.0
+
+// BenchmarkBrowserPanels measures, in headless Chromium, how long after a
+// rate change on the demo-2 preset both background panels (the
+// latency-vs-rate sweep and the goodput search) are shown: from the input
+// event to the goodput on the page, on the page's own clock, the settings'
+// rest before the panels start included.
+func BenchmarkBrowserPanels(b *testing.B) {
+	ctx := browser(b)
+	open(b, ctx, serve(b)+"?preset=demo2")
+	waitFor(b, ctx, `servelab.figures().goodput >= 0`, "the first goodput")
+	var took []float64
+	for _, r := range []float64{12, 14, 16, 18, 20, 22, 16, 13, 19, 15, 21} {
+		eval[any](b, ctx, fmt.Sprintf(`(() => { window.servelabPanelsMs = 0; const e = document.getElementById("rate"); e.value = %q; window.servelabMovedMs = performance.now(); e.dispatchEvent(new Event("input", {bubbles: true})); })()`, fmt.Sprint(r)))
+		waitFor(b, ctx, `window.servelabPanelsMs > 0`, "the panels")
+		took = append(took, eval[float64](b, ctx, `window.servelabPanelsMs - window.servelabMovedMs`))
+	}
+	warm := append([]float64(nil), took[1:]...)
+	sort.Float64s(warm)
+	p50, worst := warm[len(warm)/2], warm[len(warm)-1]
+	b.ReportMetric(p50, "ms-panels-p50")
+	b.ReportMetric(worst, "ms-panels-worst")
+	b.Logf("rate moved → latency-vs-rate and goodput shown: p50 %.0f ms, worst %.0f ms (all %v; budget %.0f)", p50, worst, took, budgetPanelsMs)
+	if p50 > budgetPanelsMs {
+		b.Errorf("panels p50 %.0f ms > %.0f ms", p50, budgetPanelsMs)
+	}
+}

@@ -560,6 +560,43 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	return sim.Summarize(rs), sim.Attainment(rs, slo(s)), nil
 }
 
+// Goodput is the state's goodput: the highest rate up to hi whose SLO
+// attainment reaches 90% in AttainmentAt's experiment, found by the CLI's
+// search (sim.InstanceGoodput, or sim.ClusterGoodput when disaggregated),
+// whose runs end as soon as their answer is known and reuse their memory.
+// yield is called before each experiment; an error from it ends the search.
+func Goodput(s State, hi float64, yield func() error) (rate float64, saturated bool, err error) {
+	step, err := stepModel(s)
+	if err != nil {
+		return 0, false, err
+	}
+	lim, err := limits(s, step)
+	if err != nil {
+		return 0, false, err
+	}
+	wl := func(rate float64) ([]sim.Request, error) { return requests(s, rate) }
+	if s.Workload != "trace" {
+		p, o := Lengths(s)
+		wl = sim.PoissonSearch(s.I("n"), p, o, uint64(s.I("seed")))
+	}
+	each := func(rate float64) ([]sim.Request, error) {
+		if err := yield(); err != nil {
+			return nil, err
+		}
+		return wl(rate)
+	}
+	if s.Policy == "disagg" {
+		c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Limits: lim}
+		rate, _, saturated, err = sim.ClusterGoodput(c, each, slo(s), 0.9, hi)
+		return rate, saturated, err
+	}
+	pol, err := policy(s)
+	if err != nil {
+		return 0, false, err
+	}
+	return sim.InstanceGoodput(sim.Config{Step: step, Policy: pol, Limits: lim}, each, slo(s), 0.9, hi)
+}
+
 // maxSweepTokens bounds the output tokens of one background run: the
 // goodput search and the latency-vs-rate view run about twenty of them.
 const maxSweepTokens = 600_000

@@ -4,6 +4,7 @@ package play
 
 import (
 	"cmp"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -170,5 +171,34 @@ func TestIndexIsTokenTimes(t *testing.T) {
 		if !reflect.DeepEqual(fp, r.FirstPrefill) {
 			t.Errorf("%s: first prefill steps differ", p.Name)
 		}
+	}
+}
+
+// TestGoodputIsAttainmentSearch checks the page's goodput search against
+// the plain bisection over AttainmentAt's full runs (what the page ran
+// before), for one GPU, chunked, with engine limits and disaggregated.
+func TestGoodputIsAttainmentSearch(t *testing.T) {
+	for _, q := range []string{"preset=demo2", "preset=demo4&policy=chunked", "preset=memory-pressure&n=300", "preset=distserve-2p1d&n=300"} {
+		s, _ := ParseQuery(q)
+		calls := 0
+		got, gotSat, err := Goodput(s, 400, func() error { calls++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantSat, err := sim.Goodput(func(rate float64) (float64, error) {
+			_, att, err := AttainmentAt(s, rate)
+			return att, err
+		}, 0.9, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || gotSat != wantSat || calls < 5 || got <= 0 {
+			t.Errorf("%s: goodput %v (saturated %v, %d experiments), the bisection over full runs says %v (%v)", q, got, gotSat, calls, want, wantSat)
+		}
+	}
+	s, _ := ParseQuery("preset=demo2")
+	stop := errors.New("stop")
+	if _, _, err := Goodput(s, 400, func() error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("a yield's error did not end the search: %v", err)
 	}
 }
