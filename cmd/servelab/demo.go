@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"servelab/sim"
@@ -63,41 +65,76 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 
 // computeInterference runs every demo (sim.Lecture.Interference, the same
 // jobs the page runs one by one). The jobs are independent, so they go in
-// parallel here; the results are the same in any order.
+// parallel here, one worker per CPU; the results are the same in any
+// order. Demo 3's single instances go first and its split searches (which
+// need their goodputs) go ahead of the rest as soon as they can, so the
+// longest chain starts early.
 func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error) {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	runAll := func(jobs []sim.LectureJob) error {
-		for _, j := range jobs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := j.Run(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			return errs[0]
-		}
-		return nil
-	}
 	res, jobs := lec.Interference(d)
-	if err := runAll(jobs); err != nil {
-		return nil, err
+	slices.SortStableFunc(jobs, func(a, b sim.LectureJob) int { return boolOrder(a.Demo != 3, b.Demo != 3) })
+	var (
+		mu      sync.Mutex
+		wake    = sync.NewCond(&mu)
+		pending = len(jobs) // queued or running
+		single  = 0         // demo 3's single-instance jobs not yet done
+		err     error
+	)
+	for _, j := range jobs {
+		if j.Demo == 3 {
+			single++
+		}
 	}
-	// Then the full simulations of DistServe's 2P+1D and of the best split,
-	// their searches bracketed by the arithmetic.
-	if err := runAll(lec.Demo3Splits(res)); err != nil {
+	work := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			for len(jobs) == 0 && pending > 0 {
+				wake.Wait()
+			}
+			if len(jobs) == 0 {
+				return
+			}
+			j := jobs[0]
+			jobs = jobs[1:]
+			mu.Unlock()
+			jerr := j.Run()
+			mu.Lock()
+			pending--
+			if jerr != nil && err == nil {
+				err = jerr
+			}
+			if j.Demo == 3 && single > 0 {
+				if single--; single == 0 && err == nil {
+					// Then the full simulations of DistServe's 2P+1D and of
+					// the best split, their searches bracketed by the arithmetic.
+					splits := lec.Demo3Splits(res)
+					jobs, pending = append(splits, jobs...), pending+len(splits)
+				}
+			}
+			wake.Broadcast()
+		}
+	}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	wg.Wait()
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func printInterference(w io.Writer, r *sim.Interference) {
