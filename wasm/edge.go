@@ -63,7 +63,7 @@ func (a *App) startEdge() {
 	}
 	s := &a.state
 	s.Workload = "lab"
-	if s.Policy == "disagg" {
+	if !play.OneGPUColocated(s.Policy) {
 		s.Policy = "chunked"
 	}
 	play.ApplyEdgeDefaults(s)

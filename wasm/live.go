@@ -162,7 +162,7 @@ func (a *App) startLive(lab string) {
 	s := &a.state
 	if s.Workload != "lab" {
 		s.Workload = "lab"
-		if s.Policy == "disagg" {
+		if !play.OneGPUColocated(s.Policy) {
 			s.Policy = "chunked"
 		}
 		a.needSim = true

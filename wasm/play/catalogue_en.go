@@ -108,6 +108,8 @@ var catalogueEN = map[string]string{
 	"policy.prefill-first": "Prefill-first (colocated, no chunking)",
 	"policy.chunked":       "Chunked prefill (Sarathi-Serve)",
 	"policy.disagg":        "Disaggregated (DistServe)",
+	"policy.prefill-only":  "Prefill-only instance (DistServe's prefill GPU)",
+	"policy.decode-only":   "Decode-only instance (requests arrive with their KV cache)",
 	"info.sep":             ": ",
 	"note.unknown":         "unknown setting %q ignored",
 	"note.nan":             "%s: %v is not a number; using %s",

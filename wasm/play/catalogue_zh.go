@@ -106,6 +106,8 @@ var catalogueZH = map[string]string{
 	"policy.prefill-first": "prefill 优先（共置，不分块）",
 	"policy.chunked":       "分块 prefill（Sarathi-Serve）",
 	"policy.disagg":        "解耦（DistServe）",
+	"policy.prefill-only":  "仅 prefill 实例（DistServe 的 prefill GPU）",
+	"policy.decode-only":   "仅 decode 实例（请求带着已建好的 KV 缓存到达）",
 	"info.sep":             "：",
 	"note.unknown":         "未知设置 %q，已忽略",
 	"note.nan":             "%s：%v 不是数字；改用 %s",

@@ -202,3 +202,55 @@ func TestGoodputIsAttainmentSearch(t *testing.T) {
 		t.Errorf("a yield's error did not end the search: %v", err)
 	}
 }
+
+// TestInstancesAlone runs DistServe's two kinds of instance alone: a
+// prefill-only one gives each request its first token and is judged on
+// TTFT alone; a decode-only one never prefills and is judged on TPOT alone.
+func TestInstancesAlone(t *testing.T) {
+	for _, pol := range []string{"prefill-only", "decode-only"} {
+		s, _ := ParseQuery("preset=demo2&n=300&policy=" + pol)
+		if s.Policy != pol {
+			t.Fatalf("policy %q not taken: %q", pol, s.Policy)
+		}
+		r, err := Simulate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Summary.Completed != 300 {
+			t.Fatalf("%s: %v", pol, r.Summary.Counts)
+		}
+		prefills := 0
+		for _, it := range r.Rows[0].Iters {
+			prefills += it.Prefill
+		}
+		switch pol {
+		case "prefill-only":
+			for _, res := range r.Results {
+				if res.Generated != 1 {
+					t.Fatalf("prefill-only: request %d got %d tokens, want its first only", res.ID, res.Generated)
+				}
+			}
+			if prefills == 0 {
+				t.Fatal("prefill-only: no prefill step")
+			}
+		case "decode-only":
+			if prefills != 0 {
+				t.Fatalf("decode-only: %d prefill tokens, want none (requests arrive with their KV)", prefills)
+			}
+		}
+		// The other phase's SLO does not count: an impossible one leaves the attainment as it was.
+		strict := s.Clone()
+		if pol == "prefill-only" {
+			strict.Set("slotpot", "0.001")
+		} else {
+			strict.Set("slottft", "0.001")
+		}
+		if a, b := r.Figures().Attainment, (&SimRun{State: strict, Results: r.Results}).Figures().Attainment; a != b || a <= 0 {
+			t.Errorf("%s: attainment %v, %v with the other phase's SLO impossible", pol, a, b)
+		}
+	}
+	s, _ := ParseQuery("workload=lab&policy=decode-only")
+	if _, err := Simulate(s); err == nil {
+		t.Error("the lab's closed loop ran on a decode-only instance")
+	}
+}

@@ -92,7 +92,7 @@ var numIndex = func() map[string]*Param {
 
 var (
 	workloads = []string{"poisson", "lab", "trace"}
-	policies  = []string{"prefill-first", "chunked", "disagg"}
+	policies  = []string{"prefill-first", "chunked", "disagg", "prefill-only", "decode-only"}
 )
 
 // DefaultState is the page with no URL: the lecture's colocated setup.
