@@ -191,7 +191,11 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 		x := v.x(g, t)
 		b.rect(x, g.axisY+g.axisH-4*g.s, 1*g.s, 4*g.s, colText)
 		b.rect(x, g.rowY, 1, g.h-g.rowY, colGrid)
-		labels = append(labels, label{x + 3*g.s, g.axisY, fmtDur(t), "tick"})
+		if x > g.w-60*g.s { // near the right edge: the label ends at its tick, not past the canvas
+			labels = append(labels, label{x - 3*g.s, g.axisY, fmtDur(t), "tick end"})
+		} else {
+			labels = append(labels, label{x + 3*g.s, g.axisY, fmtDur(t), "tick"})
+		}
 	}
 	if r == nil {
 		b.flush(dst)
