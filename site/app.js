@@ -3,6 +3,27 @@
 (function () {
   "use strict";
   var boot = document.getElementById("boot");
+  // The words shown before the simulator runs: its catalogues are inside
+  // app.wasm, so these few live here, in both languages (?lang=, else the
+  // browser's language, as the page picks).
+  var words = {
+    en: { loading: "loading the simulator… ", starting: "starting the simulator… ",
+      noexec: "wasm_exec.js is missing: build the app with `make wasm`.", nowasm: "This browser has no WebAssembly.",
+      stopped: "The simulator stopped. Reload the page to start it again.",
+      failed: "Could not start the simulator (app.wasm): %s. Build it with `make wasm`." },
+    zh: { loading: "正在加载模拟器… ", starting: "正在启动模拟器… ",
+      noexec: "缺少 wasm_exec.js：请用 `make wasm` 构建。", nowasm: "此浏览器不支持 WebAssembly。",
+      stopped: "模拟器已停止。重新加载页面即可再次启动。",
+      failed: "无法启动模拟器（app.wasm）：%s。请用 `make wasm` 构建。" }
+  };
+  var lang = "en";
+  try {
+    var q = new URLSearchParams((window.parent !== window ? window.parent : window).location.search).get("lang");
+    lang = q === "zh" || (q !== "en" && /^zh/i.test(navigator.language || "")) ? "zh" : "en";
+  } catch (e) { /* not same-origin: the browser's language */
+    lang = /^zh/i.test(navigator.language || "") ? "zh" : "en";
+  }
+  var w = words[lang];
   function fail(msg) {
     boot.textContent = msg;
     try {
@@ -11,11 +32,11 @@
     } catch (e) { /* not same-origin: the frame's own message is enough */ }
   }
   if (typeof Go === "undefined") {
-    fail("wasm_exec.js is missing: build the app with `make wasm`.");
+    fail(w.noexec);
     return;
   }
   if (!window.WebAssembly) {
-    fail("This browser has no WebAssembly.");
+    fail(w.nowasm);
     return;
   }
   var go = new Go();
@@ -38,8 +59,8 @@
   // How far the download is, while it lasts.
   var bar = document.createElement("progress");
   bar.max = 1;
-  bar.setAttribute("aria-label", "loading the simulator");
-  boot.textContent = "loading the simulator… ";
+  bar.setAttribute("aria-label", w.loading.trim());
+  boot.textContent = w.loading;
   boot.appendChild(bar);
   var shown = -1;
   try {
@@ -52,7 +73,7 @@
         var pct = Math.floor(f * 10) * 10; // the text moves in steps, for screen readers
         if (pct !== shown && !p.done) {
           shown = pct;
-          boot.firstChild.textContent = f < 1 ? "loading the simulator… " + pct + "% " : "starting the simulator… ";
+          boot.firstChild.textContent = f < 1 ? w.loading + pct + "% " : w.starting;
         }
       });
     }
@@ -67,8 +88,8 @@
     window.servelabLoadMs = performance.now() - t0;
     return go.run(instance);
   }).then(function () {
-    fail("The simulator stopped. Reload the page to start it again.");
+    fail(w.stopped);
   }).catch(function (err) {
-    fail("Could not start the simulator (app.wasm): " + err + ". Build it with `make wasm`.");
+    fail(w.failed.replace("%s", String(err)));
   });
 })();
