@@ -312,7 +312,8 @@ func (r *SimRun) Recycle() {
 	}
 }
 
-// index derives the lookups the view needs from the results and trace.
+// index derives the lookups the view needs from the results and the trace
+// of a run on several GPUs (runTraced derives them for one GPU as it goes).
 func (r *SimRun) index() {
 	if r.indexed {
 		return // runTraced did it as it went
@@ -323,14 +324,6 @@ func (r *SimRun) index() {
 		identity = identity && r.Results[i].ID == i
 	}
 	x := r.newIndexer(len(r.Results), identity, r.ITL)
-	if len(r.Rows) == 1 && r.gaps != nil { // one engine, which counted the gaps
-		x.gaps = r.gaps
-		for k := range r.Rows[0].Iters {
-			x.noted(&r.Rows[0].Iters[k])
-		}
-		x.done(len(r.Results))
-		return
-	}
 	// Every token lands at the end of its step (the time the engine records
 	// for it, bit for bit), so taking the steps of all GPUs in the order
 	// they end sees every request's tokens in order, across the hand-over
