@@ -672,8 +672,6 @@ func (s *Seq) token(t float64) bool {
 
 // keepToken counts the gap before s's next token at t, or records its
 // time, as the run's config asks (emit, before s is updated).
-//
-//go:noinline
 func (e *Engine) keepToken(s *Seq, t float64) {
 	if e.cfg.CountGaps && s.generated > 0 && (s.generated > 1 || e.role != DecodeOnly) {
 		e.countGap(t-s.last, 1) // (a decode instance's first token came from elsewhere: no recorded time)
