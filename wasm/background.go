@@ -33,9 +33,9 @@ func (a *App) startBackground(s play.State, gen int) {
 		stale := func() error {
 			time.Sleep(time.Millisecond) // let the browser draw and handle input
 			a.mu.Lock()
-			cur := a.pub.gen
+			cur, pending := a.pub.gen, a.pub.simPending
 			a.mu.Unlock()
-			if cur != gen {
+			if cur != gen || pending {
 				return errCancelled
 			}
 			return nil

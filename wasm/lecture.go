@@ -35,7 +35,15 @@ type lecture struct {
 	picked   int
 	right    int
 	revealed map[string]string
+	// cache keeps results across changes and chapters; took is how long
+	// each kind of job last ran, so a frame starts only what fits in it.
+	cache *play.LectureCache
+	took  map[string]time.Duration
 }
+
+// lectureFrame is the chapter's share of a frame: its jobs start while
+// they fit in it (one at least), so the page still answers between frames.
+const lectureFrame = 40 * time.Millisecond
 
 // lectureView is what the chapter panel renders.
 type lectureView struct {
@@ -101,51 +109,82 @@ func (l *lecture) settingsChanged(s play.State) {
 	}
 }
 
-// tick runs the table's jobs for up to budget; it reports whether the
-// table changed (finished).
-func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bool {
+// pending reports whether the table is still being computed.
+func (l *lecture) pending() bool { return !l.done }
+
+// fits reports whether a job of kind may start before deadline (by how
+// long it last took); the first job of a frame always starts.
+func (l *lecture) fits(kind string, first bool, deadline time.Time) bool {
+	return first || time.Now().Add(l.took[kind]).Before(deadline)
+}
+
+// run runs a job through the cache, noting how long a real run took.
+func (l *lecture) run(j sim.LectureJob) error {
+	t := time.Now()
+	hit, err := l.cache.RunJob(l.lec, j)
+	if !hit {
+		l.took[j.Key.Kind] = time.Since(t)
+	}
+	return err
+}
+
+// tick runs the table's jobs that fit before deadline; it reports whether
+// the table changed (finished).
+func (l *lecture) tick(s play.State, main *play.SimRun, deadline time.Time) bool {
 	if l.done {
 		return false
 	}
-	start := time.Now()
 	if l.ch.Demo == 0 {
-		// One lab run a frame: each is a whole simulated minute.
-		if l.labU == nil {
-			r, err := play.RunLabSide(s, main, false)
-			if err != nil {
-				l.err = err.Error()
-				return l.finish()
-			}
-			l.labU = r
-			return false
-		}
-		r, err := play.RunLabSide(s, main, true)
-		if err != nil {
-			l.err = err.Error()
-		} else {
-			l.lab = &play.LabPair{Unchunked: l.labU, Chunked: r}
-			l.over = play.SimOverlay(l.labU, "unchunked")
-		}
-		l.labU = nil
-		return l.finish()
+		return l.tickLab(s, main, deadline)
 	}
-	for len(l.jobs) > 0 && time.Since(start) < budget {
+	for first := true; len(l.jobs) > 0 && l.fits(l.jobs[0].Key.Kind, first, deadline); first = false {
 		j := l.jobs[0]
 		l.jobs = l.jobs[1:]
-		if err := j.Run(); err != nil {
+		if err := l.run(j); err != nil {
 			l.err = err.Error()
 			l.jobs = nil
 			return l.finish()
 		}
-	}
-	if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
-		l.split = true
-		l.jobs = l.lec.Demo3Splits(l.res)
+		if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
+			l.split = true
+			l.jobs = l.lec.Demo3Splits(l.res)
+		}
 	}
 	if len(l.jobs) == 0 {
 		return l.finish()
 	}
 	return false
+}
+
+// tickLab makes the lab's two runs: each is a whole simulated minute, so
+// a frame simulates what fits; a side the cache or the timeline already
+// has (the unchunked side does not read the budget) costs nothing.
+func (l *lecture) tickLab(s play.State, main *play.SimRun, deadline time.Time) bool {
+	for first := true; ; first = false {
+		chunked := l.labU != nil
+		if l.cache.LabCached(s, main, chunked) == nil && !l.fits("lab", first, deadline) {
+			return false
+		}
+		t := time.Now()
+		fresh := l.cache.LabCached(s, main, chunked) == nil
+		r, err := l.cache.LabSide(s, main, chunked)
+		if fresh {
+			l.took["lab"] = time.Since(t)
+		}
+		if err != nil {
+			l.err = err.Error()
+			l.labU = nil
+			return l.finish()
+		}
+		if !chunked {
+			l.labU = r
+			continue
+		}
+		l.lab = &play.LabPair{Unchunked: l.labU, Chunked: r}
+		l.over = play.SimOverlay(l.labU, "unchunked")
+		l.labU = nil
+		return l.finish()
+	}
 }
 
 func (l *lecture) finish() bool {
@@ -176,25 +215,43 @@ func (a *App) openChapter(id string, preset bool) {
 	if preset || a.state.Preset == "" && play.QueryValue(a.win.Get("location").Get("search").String(), "preset") == "" {
 		a.applyPreset(ch.Preset)
 	}
-	a.lec = &lecture{ch: ch, index: i}
+	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}}
+	if a.lec != nil {
+		next.cache, next.took = a.lec.cache, a.lec.took // the results stay good across chapters
+	}
+	a.lec = next
 	a.pn.chapter.snippet = ""
 	a.needSim = true
 	a.urlDirty = true
 }
 
-// tickLecture advances the open chapter's table, some ms a frame.
-func (a *App) tickLecture() {
+// tickLecture advances the open chapter's table, before the timeline
+// re-simulates: the table is what the student moved the slider for.
+func (a *App) tickLecture(deadline time.Time) {
 	if a.lec == nil {
 		return
 	}
-	// 25 ms of jobs a frame: the table comes sooner than at 8, and the
-	// page still answers between frames.
-	if a.lec.tick(a.state, a.run, 25*time.Millisecond) {
-		a.dirty = true // the lab's comparison run is drawn on the canvas
-		a.render()
+	if a.needSim {
+		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
+	}
+	if a.lec.tick(a.state, a.run, deadline) {
+		if a.lec.ch.Demo == 0 {
+			a.dirty = true // the lab's unchunked run is drawn on the canvas
+		}
+		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
+		a.publish()
 		// On the page's clock, for the benchmark: when the table was shown.
 		a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
 	}
+}
+
+// lectureBusy reports whether the timeline's re-simulation must wait: the
+// chapter's table is still being computed, or it took this frame.
+func (a *App) lectureBusy(frameAt time.Time) bool {
+	if a.lec == nil || a.run == nil {
+		return false // nothing is drawn yet: the timeline comes first
+	}
+	return a.lec.pending() || time.Since(frameAt) > lectureFrame/2
 }
 
 // answer records the student's prediction and computes what happened.
@@ -203,7 +260,7 @@ func (a *App) answer(opt int) {
 	if l == nil || !l.done || l.err != "" {
 		return
 	}
-	right, vals, err := play.Reveal(l.ch, a.state, l.res)
+	right, vals, err := play.Reveal(l.ch, a.state, l.res, l.cache)
 	if err != nil {
 		l.err = err.Error()
 	}
@@ -222,7 +279,7 @@ func (a *App) chapterOverlay() *play.Overlay {
 
 // holds reports whether the chapter keeps r (so it must not be recycled).
 func (l *lecture) holds(r *play.SimRun) bool {
-	return r != nil && (l.labU == r || l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r))
+	return r != nil && (l.labU == r || l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r) || l.cache.Holds(r))
 }
 
 // stepChapter moves to the next (+1) or previous (-1) chapter; outside
