@@ -39,6 +39,9 @@ type lecture struct {
 	// each kind of job last ran, so a frame starts only what fits in it.
 	cache *play.LectureCache
 	took  map[string]time.Duration
+	// worked is the frame (its first Update's time) in which a job last
+	// really ran: a frame starts one job at least, whatever its estimate.
+	worked time.Time
 }
 
 // lectureFrame is the chapter's share of a frame: its jobs start while
@@ -112,35 +115,36 @@ func (l *lecture) settingsChanged(s play.State) {
 // pending reports whether the table is still being computed.
 func (l *lecture) pending() bool { return !l.done }
 
-// fits reports whether a job of kind may start before deadline (by how
-// long it last took); the first job of a frame always starts.
-func (l *lecture) fits(kind string, first bool, deadline time.Time) bool {
-	return first || time.Now().Add(l.took[kind]).Before(deadline)
+// fits reports whether a job of kind may start in the frame that began at
+// frame (by how long it last took); the first job of a frame always does.
+func (l *lecture) fits(kind string, frame time.Time) bool {
+	return !l.worked.Equal(frame) || time.Now().Add(l.took[kind]).Before(frame.Add(lectureFrame))
 }
 
 // run runs a job through the cache, noting how long a real run took.
-func (l *lecture) run(j sim.LectureJob) error {
+func (l *lecture) run(j sim.LectureJob, frame time.Time) error {
 	t := time.Now()
 	hit, err := l.cache.RunJob(l.lec, j)
 	if !hit {
-		l.took[j.Key.Kind] = time.Since(t)
+		l.took[j.Key.Kind], l.worked = time.Since(t), frame
 	}
 	return err
 }
 
-// tick runs the table's jobs that fit before deadline; it reports whether
-// the table changed (finished).
-func (l *lecture) tick(s play.State, main *play.SimRun, deadline time.Time) bool {
+// tick runs the table's jobs that fit in the frame that began at frame
+// (those the cache answers cost nothing); it reports whether the table
+// changed (finished).
+func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 	if l.done {
 		return false
 	}
 	if l.ch.Demo == 0 {
-		return l.tickLab(s, main, deadline)
+		return l.tickLab(s, main, frame)
 	}
-	for first := true; len(l.jobs) > 0 && l.fits(l.jobs[0].Key.Kind, first, deadline); first = false {
+	for len(l.jobs) > 0 && (l.cache.Has(l.lec, l.jobs[0]) || l.fits(l.jobs[0].Key.Kind, frame)) {
 		j := l.jobs[0]
 		l.jobs = l.jobs[1:]
-		if err := l.run(j); err != nil {
+		if err := l.run(j, frame); err != nil {
 			l.err = err.Error()
 			l.jobs = nil
 			return l.finish()
@@ -159,17 +163,17 @@ func (l *lecture) tick(s play.State, main *play.SimRun, deadline time.Time) bool
 // tickLab makes the lab's two runs: each is a whole simulated minute, so
 // a frame simulates what fits; a side the cache or the timeline already
 // has (the unchunked side does not read the budget) costs nothing.
-func (l *lecture) tickLab(s play.State, main *play.SimRun, deadline time.Time) bool {
-	for first := true; ; first = false {
+func (l *lecture) tickLab(s play.State, main *play.SimRun, frame time.Time) bool {
+	for {
 		chunked := l.labU != nil
-		if l.cache.LabCached(s, main, chunked) == nil && !l.fits("lab", first, deadline) {
+		fresh := l.cache.LabCached(s, main, chunked) == nil
+		if fresh && !l.fits("lab", frame) {
 			return false
 		}
 		t := time.Now()
-		fresh := l.cache.LabCached(s, main, chunked) == nil
 		r, err := l.cache.LabSide(s, main, chunked)
 		if fresh {
-			l.took["lab"] = time.Since(t)
+			l.took["lab"], l.worked = time.Since(t), frame
 		}
 		if err != nil {
 			l.err = err.Error()
@@ -227,14 +231,14 @@ func (a *App) openChapter(id string, preset bool) {
 
 // tickLecture advances the open chapter's table, before the timeline
 // re-simulates: the table is what the student moved the slider for.
-func (a *App) tickLecture(deadline time.Time) {
+func (a *App) tickLecture(frame time.Time) {
 	if a.lec == nil {
 		return
 	}
 	if a.needSim {
 		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
 	}
-	if a.lec.tick(a.state, a.run, deadline) {
+	if a.lec.tick(a.state, a.run, frame) {
 		if a.lec.ch.Demo == 0 {
 			a.dirty = true // the lab's unchunked run is drawn on the canvas
 		}

@@ -302,7 +302,7 @@ func (g *game) Update() error {
 	}
 	// A chapter's table comes first; the timeline re-simulates once it is
 	// shown (in the same frame if that leaves room, else the next).
-	a.tickLecture(a.frameAt.Add(lectureFrame))
+	a.tickLecture(a.frameAt)
 	if a.needSim && !a.lectureBusy(a.frameAt) {
 		a.needSim = false
 		a.resimulate()

@@ -153,6 +153,15 @@ func (c *LectureCache) RunJob(l sim.Lecture, j sim.LectureJob) (bool, error) {
 	return false, nil
 }
 
+// Has reports whether the cache holds j's result (RunJob would not run it).
+func (c *LectureCache) Has(l sim.Lecture, j sim.LectureJob) bool {
+	if c == nil || j.Key.Kind == "" {
+		return false
+	}
+	_, ok := c.jobs[jobKey{l, j.Key}]
+	return ok
+}
+
 // slotValue is a copy of what a job's slot holds.
 func slotValue(out any) (any, bool) {
 	switch p := out.(type) {
