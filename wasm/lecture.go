@@ -232,8 +232,8 @@ func (a *App) openChapter(id string, preset bool) {
 // tickLecture advances the open chapter's table, before the timeline
 // re-simulates: the table is what the student moved the slider for.
 func (a *App) tickLecture(frame time.Time) {
-	if a.lec == nil {
-		return
+	if a.lec == nil || a.run == nil && a.needSim {
+		return // nothing is drawn yet: the timeline comes first
 	}
 	if a.needSim {
 		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language

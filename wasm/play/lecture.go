@@ -106,11 +106,13 @@ type LectureCache struct {
 	Hits  int       // jobs and lab sides answered from the cache (for tests and notes)
 }
 
-// Sizes of the cache: a job's result is a row (a few hundred bytes); a lab
-// side is a whole simulated minute with its trace (megabytes).
+// Sizes of the cache: a job's result is a row (its key, with the step
+// model, under a kilobyte); a lab side is a whole simulated minute with its
+// trace (about 8 MB at the lab's preset), and every collection marks what
+// is kept: the shown pair and one more (a budget moved back) are enough.
 const (
 	maxCachedJobs = 512
-	maxCachedLabs = 4
+	maxCachedLabs = 3
 )
 
 // jobKey is everything a lecture job reads: its Lecture (the step model
@@ -269,23 +271,29 @@ func (c *LectureCache) LabCached(s State, have *SimRun, chunked bool) *SimRun {
 }
 
 // LabSide is RunLabSide through the cache: a side it holds (or have) is
-// not simulated again; a new one is kept.
+// not simulated again; a new one (or have, when it is the side) is kept.
 func (c *LectureCache) LabSide(s State, have *SimRun, chunked bool) (*SimRun, error) {
 	if r := c.LabCached(s, have, chunked); r != nil {
 		if c != nil && r != have {
 			c.Hits++
+		} else if c != nil && !c.Holds(r) {
+			c.keep(r)
 		}
 		return r, nil
 	}
 	r, err := Simulate(labSide(s, chunked))
-	if err != nil || c == nil {
-		return r, err
+	if err == nil && c != nil {
+		c.keep(r)
 	}
+	return r, err
+}
+
+// keep adds a lab run, dropping the oldest past the bound.
+func (c *LectureCache) keep(r *SimRun) {
 	c.labs, c.keys = append(c.labs, r), append(c.keys, labKey(r.State))
 	if len(c.labs) > maxCachedLabs {
 		c.labs, c.keys = c.labs[1:], c.keys[1:]
 	}
-	return r, nil
 }
 
 // Run is a kept lab run made for exactly s (the timeline may show it

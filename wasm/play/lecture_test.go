@@ -173,6 +173,16 @@ func TestLabCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The timeline's run, when it is the side asked for, is used and kept.
+	x := s.Clone()
+	x.Num["streams"] = 6
+	main, err := Simulate(labSide(x, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.LabSide(x, main, true); r != main || !c.Holds(main) {
+		t.Errorf("the timeline's own run was simulated again (same %v) or not kept (%v)", r == main, c.Holds(main))
+	}
 	if len(c.labs) != maxCachedLabs || c.Holds(u1) {
 		t.Errorf("the cache holds %d lab runs (the first still: %v), want at most %d, oldest gone", len(c.labs), c.Holds(u1), maxCachedLabs)
 	}
