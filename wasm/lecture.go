@@ -238,7 +238,11 @@ func (a *App) tickLecture(frame time.Time) {
 	if a.needSim {
 		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
 	}
-	if a.lec.tick(a.state, a.run, frame) {
+	main := a.run // the timeline's run, unless a change waits for its re-simulation
+	if a.needSim {
+		main = nil
+	}
+	if a.lec.tick(a.state, main, frame) {
 		if a.lec.ch.Demo == 0 {
 			a.dirty = true // the lab's unchunked run is drawn on the canvas
 		}

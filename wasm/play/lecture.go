@@ -5,6 +5,7 @@ package play
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"servelab/sim"
 )
@@ -61,9 +62,10 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 }
 
 // LectureKey is what a chapter's table depends on: when it is unchanged,
-// the table need not be recomputed (moving the view does not).
+// the table need not be recomputed (moving the view does not; an upload
+// may replace the model of the same name).
 func LectureKey(s State) string {
-	k := s.Model + "|" + s.GPU + "|" + s.Profile
+	k := s.Model + "|" + s.GPU + "|" + s.Profile + "|" + strconv.Itoa(FilesGen())
 	for _, p := range []string{"effc", "effm", "ovh", "tp", "n", "prompt", "output", "seed", "batch", "ctx", "slottft", "slotpot", "rate",
 		"streams", "long", "longout", "inject", "duration", "budget", "bdec"} {
 		k += "|" + FormatNum(s.F(p))
@@ -239,7 +241,8 @@ func labSide(s State, chunked bool) State {
 
 // labKey is every setting a lab run's simulation reads: the state without
 // the view (where the timeline looks, what is selected), the preset's name,
-// and, for the unchunked side, the chunk settings it does not use.
+// and, for the unchunked side, the chunk settings it does not use; and
+// the uploads so far (one may replace the model of the same name).
 func labKey(x State) string {
 	k := x.Clone()
 	k.Preset = ""
@@ -249,7 +252,7 @@ func labKey(x State) string {
 	if k.Policy != "chunked" {
 		k.Num["budget"], k.Num["bdec"] = 0, 0
 	}
-	return k.Query()
+	return k.Query() + "&files=" + strconv.Itoa(FilesGen())
 }
 
 // LabCached is the lab side for s that have or the cache already holds (nil if none).
@@ -302,9 +305,9 @@ func (c *LectureCache) Run(s State) *SimRun {
 	if c == nil {
 		return nil
 	}
-	q := s.Query()
-	for _, r := range c.labs {
-		if r.State.Query() == q {
+	q, k := s.Query(), labKey(s)
+	for i, r := range c.labs {
+		if c.keys[i] == k && r.State.Query() == q {
 			return r
 		}
 	}
