@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -235,6 +236,15 @@ func (a *App) tickLecture(frame time.Time) {
 	if a.lec == nil || a.run == nil && a.needSim {
 		return // nothing is drawn yet: the timeline comes first
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			// The table ends with the error, so the timeline is not held back by it.
+			l := a.lec
+			l.err, l.jobs, l.labU = fmt.Sprint(r), nil, nil
+			l.finish()
+			a.fail("the chapter's table", r)
+		}
+	}()
 	if a.needSim {
 		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
 	}

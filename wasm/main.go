@@ -288,17 +288,17 @@ func (g *game) Update() error {
 			a.needSim = false
 		}
 	}()
+	// ebiten runs several Updates in a frame after a slow one: the frame's
+	// work is measured from its first.
+	if a.frameAt.IsZero() {
+		a.frameAt = time.Now()
+	}
 	a.mu.Lock()
 	q := a.queue
 	a.queue = nil
 	a.mu.Unlock()
 	for _, f := range q {
 		a.guard("a queued change", f)
-	}
-	// ebiten runs several Updates in a frame after a slow one: the frame's
-	// work is measured from its first.
-	if a.frameAt.IsZero() {
-		a.frameAt = time.Now()
 	}
 	// A chapter's table comes first; the timeline re-simulates once it is
 	// shown (in the same frame if that leaves room, else the next).
