@@ -113,14 +113,26 @@ func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float6
 	case "colocated":
 		p = PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}
 	case "prefill-only":
-		p, slo.TPOT = PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, 0
+		p = PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}
 	case "decode-only":
-		p, slo.TTFT, hi = DecodeOnlyPolicy{}, 0, 2000
+		p, hi = DecodeOnlyPolicy{}, 2000
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), slo, attainment, hi, l.Reuse)
+	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), Demo3SLO(which, slo), attainment, hi, l.Reuse)
 	return g, err
+}
+
+// Demo3SLO is the objective an instance kind of demo 3 is judged on:
+// colocated on both, prefill-only on TTFT alone, decode-only on TPOT alone.
+func Demo3SLO(which string, slo SLO) SLO {
+	switch which {
+	case "prefill-only":
+		slo.TPOT = 0
+	case "decode-only":
+		slo.TTFT = 0
+	}
+	return slo
 }
 
 // Split is x prefill + y decode instances and their combined goodput.
@@ -273,6 +285,22 @@ type DemoConfig struct {
 type LectureJob struct {
 	Demo int
 	Run  func() error
+	// Key is everything the job reads beside its Lecture, and Out the slot
+	// Run fills (*Demo2Row, *float64, *Split or *Demo4Row): the same
+	// Lecture and Key give the same Out, so a caller may keep results.
+	Key LectureJobKey
+	Out any
+}
+
+// LectureJobKey is one job's inputs beside its Lecture (unused ones zero).
+type LectureJobKey struct {
+	Kind       string // "demo2", "demo3 colocated|prefill-only|decode-only", "demo3 split", "demo4"
+	Rate       float64
+	Budget     int
+	SLO        SLO // for demo 3's single instances, the part the kind is judged on (Demo3SLO)
+	Attainment float64
+	X, Y       int     // a split's prefill and decode instances
+	Guess      float64 // a split's search start (the arithmetic's total)
 }
 
 // Interference returns the demos' result with demo 1 filled in and the jobs
@@ -290,13 +318,16 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 		kind string
 		dst  *float64
 	}{{"colocated", &res.Demo3.Colocated}, {"prefill-only", &res.Demo3.Prefill}, {"decode-only", &res.Demo3.Decode}} {
-		jobs = append(jobs, LectureJob{3, func() (err error) { *k.dst, err = l.Demo3Goodput(k.kind, d.SLO, d.Attainment); return }})
+		jobs = append(jobs, LectureJob{Demo: 3, Run: func() (err error) { *k.dst, err = l.Demo3Goodput(k.kind, d.SLO, d.Attainment); return },
+			Key: LectureJobKey{Kind: "demo3 " + k.kind, SLO: Demo3SLO(k.kind, d.SLO), Attainment: d.Attainment}, Out: k.dst})
 	}
 	for i, r := range d.Rates {
-		jobs = append(jobs, LectureJob{2, func() (err error) { res.Demo2[i], err = l.Demo2Rate(r); return }})
+		jobs = append(jobs, LectureJob{Demo: 2, Run: func() (err error) { res.Demo2[i], err = l.Demo2Rate(r); return },
+			Key: LectureJobKey{Kind: "demo2", Rate: r}, Out: &res.Demo2[i]})
 	}
 	for i, b := range d.Budgets {
-		jobs = append(jobs, LectureJob{4, func() (err error) { res.Demo4[i], err = l.Demo4Row(d.Rate4, b); return }})
+		jobs = append(jobs, LectureJob{Demo: 4, Run: func() (err error) { res.Demo4[i], err = l.Demo4Row(d.Rate4, b); return },
+			Key: LectureJobKey{Kind: "demo4", Rate: d.Rate4, Budget: b}, Out: &res.Demo4[i]})
 	}
 	return res, jobs
 }
@@ -318,10 +349,10 @@ func (l Lecture) Demo3Splits(res *Interference) []LectureJob {
 	d.Simulated = make([]Split, len(splits))
 	jobs := make([]LectureJob, len(splits))
 	for i, s := range splits {
-		jobs[i] = LectureJob{3, func() (err error) {
+		jobs[i] = LectureJob{Demo: 3, Run: func() (err error) {
 			d.Simulated[i], err = l.SimulatedSplit(s.Prefill, s.Decode, d.SLO, d.Attainment, s.Total)
 			return
-		}}
+		}, Key: LectureJobKey{Kind: "demo3 split", SLO: d.SLO, Attainment: d.Attainment, X: s.Prefill, Y: s.Decode, Guess: s.Total}, Out: &d.Simulated[i]}
 	}
 	return jobs
 }

@@ -123,7 +123,7 @@ func (a *App) installAPI() {
 	// chapters' code (play.RunLecture) and returns it as `servelab demo
 	// interference --json` prints it. It takes about a second.
 	fn("lectureJSON", func([]js.Value) any {
-		res, err := play.RunLecture(snap().state)
+		res, err := play.RunLecture(snap().state, nil)
 		if err != nil {
 			return `{"error":` + strconv.Quote(err.Error()) + `}`
 		}

@@ -44,9 +44,9 @@ func (a *App) startBackground(s play.State, gen int) {
 				last = time.Now()
 			}
 			a.mu.Lock()
-			cur := a.pub.gen
+			cur, pending := a.pub.gen, a.pub.simPending
 			a.mu.Unlock()
-			if cur != gen {
+			if cur != gen || pending {
 				return errCancelled
 			}
 			return nil

@@ -32,10 +32,11 @@ func (a *App) handle(ev event) {
 		a.change(e.key, e.value)
 		if a.lec != nil {
 			// A table that needs no simulation (demo 1) is shown now,
-			// before the timeline re-simulates.
+			// before the timeline re-simulates; another is marked as being
+			// computed, with the slider's new value beside it.
 			a.lec.settingsChanged(a.state)
+			a.pn.chapter.render(a.pg, a.ui())
 			if a.lec.done {
-				a.pn.chapter.render(a.pg, a.ui())
 				a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
 			}
 		}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -35,7 +36,18 @@ type lecture struct {
 	picked   int
 	right    int
 	revealed map[string]string
+	// cache keeps results across changes and chapters; took is how long
+	// each kind of job last ran, so a frame starts only what fits in it.
+	cache *play.LectureCache
+	took  map[string]time.Duration
+	// worked is the frame (its first Update's time) in which a job last
+	// really ran: a frame starts one job at least, whatever its estimate.
+	worked time.Time
 }
+
+// lectureFrame is the chapter's share of a frame: its jobs start while
+// they fit in it (one at least), so the page still answers between frames.
+const lectureFrame = 40 * time.Millisecond
 
 // lectureView is what the chapter panel renders.
 type lectureView struct {
@@ -101,51 +113,83 @@ func (l *lecture) settingsChanged(s play.State) {
 	}
 }
 
-// tick runs the table's jobs for up to budget; it reports whether the
-// table changed (finished).
-func (l *lecture) tick(s play.State, main *play.SimRun, budget time.Duration) bool {
+// pending reports whether the table is still being computed.
+func (l *lecture) pending() bool { return !l.done }
+
+// fits reports whether a job of kind may start in the frame that began at
+// frame (by how long it last took); the first job of a frame always does.
+func (l *lecture) fits(kind string, frame time.Time) bool {
+	return !l.worked.Equal(frame) || time.Now().Add(l.took[kind]).Before(frame.Add(lectureFrame))
+}
+
+// run runs a job through the cache, noting how long a real run took.
+func (l *lecture) run(j sim.LectureJob, frame time.Time) error {
+	t := time.Now()
+	hit, err := l.cache.RunJob(l.lec, j)
+	if !hit {
+		l.took[j.Key.Kind], l.worked = time.Since(t), frame
+	}
+	return err
+}
+
+// tick runs the table's jobs that fit in the frame that began at frame
+// (those the cache answers cost nothing); it reports whether the table
+// changed (finished).
+func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 	if l.done {
 		return false
 	}
-	start := time.Now()
 	if l.ch.Demo == 0 {
-		// One lab run a frame: each is a whole simulated minute.
-		if l.labU == nil {
-			r, err := play.RunLabSide(s, main, false)
-			if err != nil {
-				l.err = err.Error()
-				return l.finish()
-			}
-			l.labU = r
-			return false
-		}
-		r, err := play.RunLabSide(s, main, true)
-		if err != nil {
-			l.err = err.Error()
-		} else {
-			l.lab = &play.LabPair{Unchunked: l.labU, Chunked: r}
-			l.over = play.SimOverlay(l.labU, "unchunked")
-		}
-		l.labU = nil
-		return l.finish()
+		return l.tickLab(s, main, frame)
 	}
-	for len(l.jobs) > 0 && time.Since(start) < budget {
+	for len(l.jobs) > 0 && (l.cache.Has(l.lec, l.jobs[0]) || l.fits(l.jobs[0].Key.Kind, frame)) {
 		j := l.jobs[0]
 		l.jobs = l.jobs[1:]
-		if err := j.Run(); err != nil {
+		if err := l.run(j, frame); err != nil {
 			l.err = err.Error()
 			l.jobs = nil
 			return l.finish()
 		}
-	}
-	if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
-		l.split = true
-		l.jobs = l.lec.Demo3Splits(l.res)
+		if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
+			l.split = true
+			l.jobs = l.lec.Demo3Splits(l.res)
+		}
 	}
 	if len(l.jobs) == 0 {
 		return l.finish()
 	}
 	return false
+}
+
+// tickLab makes the lab's two runs: each is a whole simulated minute, so
+// a frame simulates what fits; a side the cache or the timeline already
+// has (the unchunked side does not read the budget) costs nothing.
+func (l *lecture) tickLab(s play.State, main *play.SimRun, frame time.Time) bool {
+	for {
+		chunked := l.labU != nil
+		fresh := l.cache.LabCached(s, main, chunked) == nil
+		if fresh && !l.fits("lab", frame) {
+			return false
+		}
+		t := time.Now()
+		r, err := l.cache.LabSide(s, main, chunked)
+		if fresh {
+			l.took["lab"], l.worked = time.Since(t), frame
+		}
+		if err != nil {
+			l.err = err.Error()
+			l.labU = nil
+			return l.finish()
+		}
+		if !chunked {
+			l.labU = r
+			continue
+		}
+		l.lab = &play.LabPair{Unchunked: l.labU, Chunked: r}
+		l.over = play.SimOverlay(l.labU, "unchunked")
+		l.labU = nil
+		return l.finish()
+	}
 }
 
 func (l *lecture) finish() bool {
@@ -176,25 +220,56 @@ func (a *App) openChapter(id string, preset bool) {
 	if preset || a.state.Preset == "" && play.QueryValue(a.win.Get("location").Get("search").String(), "preset") == "" {
 		a.applyPreset(ch.Preset)
 	}
-	a.lec = &lecture{ch: ch, index: i}
+	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}}
+	if a.lec != nil {
+		next.cache, next.took = a.lec.cache, a.lec.took // the results stay good across chapters
+	}
+	a.lec = next
 	a.pn.chapter.snippet = ""
 	a.needSim = true
 	a.urlDirty = true
 }
 
-// tickLecture advances the open chapter's table, some ms a frame.
-func (a *App) tickLecture() {
-	if a.lec == nil {
-		return
+// tickLecture advances the open chapter's table, before the timeline
+// re-simulates: the table is what the student moved the slider for.
+func (a *App) tickLecture(frame time.Time) {
+	if a.lec == nil || a.run == nil && a.needSim {
+		return // nothing is drawn yet: the timeline comes first
 	}
-	// 25 ms of jobs a frame: the table comes sooner than at 8, and the
-	// page still answers between frames.
-	if a.lec.tick(a.state, a.run, 25*time.Millisecond) {
-		a.dirty = true // the lab's comparison run is drawn on the canvas
-		a.render()
+	defer func() {
+		if r := recover(); r != nil {
+			// The table ends with the error, so the timeline is not held back by it.
+			l := a.lec
+			l.err, l.jobs, l.labU = fmt.Sprint(r), nil, nil
+			l.finish()
+			a.fail("the chapter's table", r)
+		}
+	}()
+	if a.needSim {
+		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
+	}
+	main := a.run // the timeline's run, unless a change waits for its re-simulation
+	if a.needSim {
+		main = nil
+	}
+	if a.lec.tick(a.state, main, frame) {
+		if a.lec.ch.Demo == 0 {
+			a.dirty = true // the lab's unchunked run is drawn on the canvas
+		}
+		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
+		a.publish()
 		// On the page's clock, for the benchmark: when the table was shown.
 		a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
 	}
+}
+
+// lectureBusy reports whether the timeline's re-simulation must wait: the
+// chapter's table is still being computed, or it took this frame.
+func (a *App) lectureBusy(frameAt time.Time) bool {
+	if a.lec == nil || a.run == nil {
+		return false // nothing is drawn yet: the timeline comes first
+	}
+	return a.lec.pending() || time.Since(frameAt) > lectureFrame/2
 }
 
 // answer records the student's prediction and computes what happened.
@@ -203,7 +278,7 @@ func (a *App) answer(opt int) {
 	if l == nil || !l.done || l.err != "" {
 		return
 	}
-	right, vals, err := play.Reveal(l.ch, a.state, l.res)
+	right, vals, err := play.Reveal(l.ch, a.state, l.res, l.cache)
 	if err != nil {
 		l.err = err.Error()
 	}
@@ -222,7 +297,7 @@ func (a *App) chapterOverlay() *play.Overlay {
 
 // holds reports whether the chapter keeps r (so it must not be recycled).
 func (l *lecture) holds(r *play.SimRun) bool {
-	return r != nil && (l.labU == r || l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r))
+	return r != nil && (l.labU == r || l.lab != nil && (l.lab.Chunked == r || l.lab.Unchunked == r) || l.cache.Holds(r))
 }
 
 // stepChapter moves to the next (+1) or previous (-1) chapter; outside

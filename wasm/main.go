@@ -77,6 +77,7 @@ type App struct {
 	drawMs   float64
 	urlDirty bool
 	urlAt    time.Time
+	frameAt  time.Time // when this frame's first Update began (Draw ends a frame)
 	press    bool
 	pressX   float64
 	pressT0  float64
@@ -99,6 +100,8 @@ type published struct {
 	err      string
 	notes    []string
 	overlays int
+	// simPending: a change waits for its re-simulation (background figures are stale)
+	simPending bool
 	// compare mode: run B's state and figures
 	cmpOn  bool
 	stateB play.State
@@ -285,6 +288,11 @@ func (g *game) Update() error {
 			a.needSim = false
 		}
 	}()
+	// ebiten runs several Updates in a frame after a slow one: the frame's
+	// work is measured from its first.
+	if a.frameAt.IsZero() {
+		a.frameAt = time.Now()
+	}
 	a.mu.Lock()
 	q := a.queue
 	a.queue = nil
@@ -292,18 +300,26 @@ func (g *game) Update() error {
 	for _, f := range q {
 		a.guard("a queued change", f)
 	}
-	if a.needSim {
+	// A chapter's table comes first; the timeline re-simulates once it is
+	// shown (in the same frame if that leaves room, else the next).
+	a.tickLecture(a.frameAt)
+	if a.needSim && !a.lectureBusy(a.frameAt) {
 		a.needSim = false
 		a.resimulate()
 		if a.gen == 1 {
 			a.mark("simulated")
 		}
+	} else if a.needSim {
+		a.mu.Lock()
+		a.pub.simPending = true // the background figures are stale already
+		a.mu.Unlock()
 	}
 	a.tickEdge()
-	a.tickLecture()
 	a.tickPlayback()
 	a.mouse()
-	a.pickBackground()
+	if !a.needSim {
+		a.pickBackground()
+	}
 	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
 		a.writeURL()
 	}
@@ -322,6 +338,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			a.fail("Draw", r)
 		}
 	}()
+	a.frameAt = time.Time{}
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
 	if w != a.w || h != a.h || a.off == nil {
 		a.w, a.h = w, h
@@ -373,6 +390,7 @@ func (a *App) resimulate() {
 	a.gen++
 	var r *play.SimRun
 	var err error
+	reused := false
 	if a.keepA() {
 		r = a.run // compare mode: only run B's settings changed
 	} else {
@@ -380,7 +398,14 @@ func (a *App) resimulate() {
 			a.run.Recycle() // its arrays are refilled by the new run
 		}
 		a.run = nil
-		r, err = play.Simulate(a.state)
+		if a.lec != nil {
+			r = a.lec.cache.Run(a.state) // the lab chapter made this run already
+		}
+		if r == nil {
+			r, err = play.Simulate(a.state)
+		} else {
+			reused = true
+		}
 		if r != nil {
 			a.cmp.filesA = play.FilesGen()
 		}
@@ -392,7 +417,7 @@ func (a *App) resimulate() {
 		a.message(play.Tf(a.lang, "msg.cannot", err.Error()), true)
 	} else {
 		a.simErr = ""
-		if a.run == r {
+		if a.run == r || reused {
 			a.simMs = 0 // kept: not simulated again
 		} else {
 			a.simMs = r.SimMs
@@ -461,7 +486,7 @@ func (a *App) publish() {
 	defer a.mu.Unlock()
 	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]play.RatePoint(nil), a.rates...),
 		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, drawnGen: a.drawnGen, err: a.simErr,
-		notes: append([]string(nil), a.notes...)}
+		notes: append([]string(nil), a.notes...), simPending: a.needSim}
 	for _, o := range a.overlays {
 		if o != nil {
 			a.pub.overlays++

@@ -92,16 +92,14 @@ type page struct {
 	last  map[string]string // what setHTML last wrote, by id
 }
 
-// el is the element with id, or null.
+// el is the element with id, or null. It asks the document directly: the
+// dom package's wrapper tries dozens of constructors per element (none
+// match across the iframe), which made a render of the form take tens of ms.
 func (p *page) el(id string) js.Value {
 	if p == nil || p.pdoc == nil {
 		return js.Null()
 	}
-	e := p.pdoc.GetElementByID(id)
-	if e == nil {
-		return js.Null()
-	}
-	return e.Underlying()
+	return p.doc.Call("getElementById", id)
 }
 
 // listen adds a DOM listener whose body runs guarded; it never blocks.

@@ -5,6 +5,7 @@ package play
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"servelab/sim"
 )
@@ -61,9 +62,10 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 }
 
 // LectureKey is what a chapter's table depends on: when it is unchanged,
-// the table need not be recomputed (moving the view does not).
+// the table need not be recomputed (moving the view does not; an upload
+// may replace the model of the same name).
 func LectureKey(s State) string {
-	k := s.Model + "|" + s.GPU
+	k := s.Model + "|" + s.GPU + "|" + s.Profile + "|" + strconv.Itoa(FilesGen())
 	for _, p := range []string{"effc", "effm", "ovh", "tp", "n", "prompt", "output", "seed", "batch", "ctx", "slottft", "slotpot", "rate",
 		"streams", "long", "longout", "inject", "duration", "budget", "bdec"} {
 		k += "|" + FormatNum(s.F(p))
@@ -72,24 +74,128 @@ func LectureKey(s State) string {
 }
 
 // RunLecture computes every demo for s, one job after another (the page's
-// chapters run the same jobs a few per frame).
-func RunLecture(s State) (*sim.Interference, error) {
+// chapters run the same jobs a few per frame). With a cache, jobs whose
+// inputs it has seen are not run again; nil runs every job.
+func RunLecture(s State, c *LectureCache) (*sim.Interference, error) {
 	l, d, err := LectureOf(s)
 	if err != nil {
 		return nil, err
 	}
 	res, jobs := l.Interference(d)
 	for _, j := range jobs {
-		if err := j.Run(); err != nil {
+		if _, err := c.RunJob(l, j); err != nil {
 			return nil, err
 		}
 	}
 	for _, j := range l.Demo3Splits(res) {
-		if err := j.Run(); err != nil {
+		if _, err := c.RunJob(l, j); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// LectureCache keeps the chapters' results so that moving a slider runs
+// only the jobs whose inputs moved (demo 3's prefill-only goodput does not
+// read the TPOT objective; demo 2's rows read no objective at all), and
+// the lab's runs (its unchunked side does not read the chunk budget).
+// It is bounded: past its size the oldest entries go.
+type LectureCache struct {
+	jobs  map[jobKey]any
+	order []jobKey  // oldest first
+	labs  []*SimRun // oldest first
+	keys  []string  // labs[i]'s labKey
+	Hits  int       // jobs and lab sides answered from the cache (for tests and notes)
+}
+
+// Sizes of the cache: a job's result is a row (its key, with the step
+// model, under a kilobyte); a lab side is a whole simulated minute with its
+// trace (about 8 MB at the lab's preset), and every collection marks what
+// is kept: the shown pair and one more (a budget moved back) are enough.
+const (
+	maxCachedJobs = 512
+	maxCachedLabs = 3
+)
+
+// jobKey is everything a lecture job reads: its Lecture (the step model
+// with every constant, the workload) and its own inputs.
+type jobKey struct {
+	L sim.Lecture
+	K sim.LectureJobKey
+}
+
+// RunJob fills j's slot from the cache when the same job ran before, else
+// runs it and keeps its result; it reports whether the cache answered.
+// A nil cache only runs the job; a failed job is not kept.
+func (c *LectureCache) RunJob(l sim.Lecture, j sim.LectureJob) (bool, error) {
+	if c == nil || j.Key.Kind == "" {
+		return false, j.Run()
+	}
+	k := jobKey{l, j.Key}
+	if v, ok := c.jobs[k]; ok && setSlot(j.Out, v) {
+		c.Hits++
+		return true, nil
+	}
+	if err := j.Run(); err != nil {
+		return false, err
+	}
+	v, ok := slotValue(j.Out)
+	if !ok {
+		return false, nil // a slot of a kind this cache does not know: not kept
+	}
+	if c.jobs == nil {
+		c.jobs = map[jobKey]any{}
+	}
+	if _, dup := c.jobs[k]; !dup {
+		c.order = append(c.order, k)
+	}
+	c.jobs[k] = v
+	for len(c.order) > maxCachedJobs {
+		delete(c.jobs, c.order[0])
+		c.order = c.order[1:]
+	}
+	return false, nil
+}
+
+// Has reports whether the cache holds j's result (RunJob would not run it).
+func (c *LectureCache) Has(l sim.Lecture, j sim.LectureJob) bool {
+	if c == nil || j.Key.Kind == "" {
+		return false
+	}
+	_, ok := c.jobs[jobKey{l, j.Key}]
+	return ok
+}
+
+// slotValue is a copy of what a job's slot holds.
+func slotValue(out any) (any, bool) {
+	switch p := out.(type) {
+	case *sim.Demo2Row:
+		return *p, true
+	case *sim.Demo4Row:
+		return *p, true
+	case *sim.Split:
+		return *p, true
+	case *float64:
+		return *p, true
+	}
+	return nil, false
+}
+
+// setSlot writes a kept value into a job's slot.
+func setSlot(out, v any) bool {
+	switch p := out.(type) {
+	case *sim.Demo2Row:
+		*p = v.(sim.Demo2Row)
+	case *sim.Demo4Row:
+		*p = v.(sim.Demo4Row)
+	case *sim.Split:
+		*p = v.(sim.Split)
+	case *float64:
+		*p = v.(float64)
+	default:
+		return false
+	}
+	return true
 }
 
 // LabPair is the lab chapter's two runs: the same closed loop and long
@@ -116,21 +222,116 @@ func RunLabPair(s State, have *SimRun) (LabPair, error) {
 // RunLabSide is one side of the pair: chunked at s's budget, or unchunked
 // (the page runs one side a frame).
 func RunLabSide(s State, have *SimRun, chunked bool) (*SimRun, error) {
-	x := s.Clone()
-	x.Workload, x.Policy = "lab", "prefill-first"
-	if chunked {
-		x.Policy = "chunked"
-	}
+	x := labSide(s, chunked)
 	if have != nil && have.State.Query() == x.Query() {
 		return have, nil
 	}
 	return Simulate(x)
 }
 
+// labSide is the state of one side of the lab pair.
+func labSide(s State, chunked bool) State {
+	x := s.Clone()
+	x.Workload, x.Policy = "lab", "prefill-first"
+	if chunked {
+		x.Policy = "chunked"
+	}
+	return x
+}
+
+// labKey is every setting a lab run's simulation reads: the state without
+// the view (where the timeline looks, what is selected), the preset's name,
+// and, for the unchunked side, the chunk settings it does not use; and
+// the uploads so far (one may replace the model of the same name).
+func labKey(x State) string {
+	k := x.Clone()
+	k.Preset = ""
+	for _, v := range []string{"t0", "span", "cursor", "sel"} {
+		k.Num[v] = 0
+	}
+	if k.Policy != "chunked" {
+		k.Num["budget"], k.Num["bdec"] = 0, 0
+	}
+	return k.Query() + "&files=" + strconv.Itoa(FilesGen())
+}
+
+// LabCached is the lab side for s that have or the cache already holds (nil if none).
+func (c *LectureCache) LabCached(s State, have *SimRun, chunked bool) *SimRun {
+	x := labSide(s, chunked)
+	if have != nil && have.State.Query() == x.Query() {
+		return have
+	}
+	if c == nil {
+		return nil
+	}
+	k := labKey(x)
+	for i, key := range c.keys {
+		if key == k {
+			return c.labs[i]
+		}
+	}
+	return nil
+}
+
+// LabSide is RunLabSide through the cache: a side it holds (or have) is
+// not simulated again; a new one (or have, when it is the side) is kept.
+func (c *LectureCache) LabSide(s State, have *SimRun, chunked bool) (*SimRun, error) {
+	if r := c.LabCached(s, have, chunked); r != nil {
+		if c != nil && r != have {
+			c.Hits++
+		} else if c != nil && !c.Holds(r) {
+			c.keep(r)
+		}
+		return r, nil
+	}
+	r, err := Simulate(labSide(s, chunked))
+	if err == nil && c != nil {
+		c.keep(r)
+	}
+	return r, err
+}
+
+// keep adds a lab run, dropping the oldest past the bound.
+func (c *LectureCache) keep(r *SimRun) {
+	c.labs, c.keys = append(c.labs, r), append(c.keys, labKey(r.State))
+	if len(c.labs) > maxCachedLabs {
+		c.labs, c.keys = c.labs[1:], c.keys[1:]
+	}
+}
+
+// Run is a kept lab run made for exactly s (the timeline may show it
+// instead of simulating it again), or nil.
+func (c *LectureCache) Run(s State) *SimRun {
+	if c == nil {
+		return nil
+	}
+	q, k := s.Query(), labKey(s)
+	for i, r := range c.labs {
+		if c.keys[i] == k && r.State.Query() == q {
+			return r
+		}
+	}
+	return nil
+}
+
+// Holds reports whether the cache keeps r (it must not be recycled).
+func (c *LectureCache) Holds(r *SimRun) bool {
+	if c == nil || r == nil {
+		return false
+	}
+	for _, x := range c.labs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
 // Reveal is what the chapter's predict question asks about, computed for
 // the student's settings: the option that is right (1-based) and the
-// numbers that say so (for the "ch.ID.reveal" text).
-func Reveal(ch Chapter, s State, res *sim.Interference) (int, map[string]string, error) {
+// numbers that say so (for the "ch.ID.reveal" text). The lab's runs come
+// through c when it holds them (nil: all simulated).
+func Reveal(ch Chapter, s State, res *sim.Interference, c *LectureCache) (int, map[string]string, error) {
 	l, d, err := LectureOf(s)
 	if err != nil {
 		return 0, nil, err
@@ -194,15 +395,15 @@ func Reveal(ch Chapter, s State, res *sim.Interference) (int, map[string]string,
 		// The same lab with a 512-token budget instead of the state's.
 		s512 := s.Clone()
 		s512.Num["budget"] = 512
-		p, err := RunLabPair(s512, nil)
+		p, err := c.LabSide(s512, nil, true)
 		if err != nil {
 			return 0, nil, err
 		}
-		q, err := RunLabPair(s, nil)
+		q, err := c.LabSide(s, nil, true)
 		if err != nil {
 			return 0, nil, err
 		}
-		w512, w := p.Chunked.Lab.WorstGap, q.Chunked.Lab.WorstGap
+		w512, w := p.Lab.WorstGap, q.Lab.WorstGap
 		pick := 2
 		switch {
 		case w512 < 0.9*w:

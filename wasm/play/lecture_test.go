@@ -4,7 +4,10 @@ package play
 
 import (
 	"math"
+	"reflect"
 	"testing"
+
+	"servelab/sim"
 )
 
 // chapterState is the state a chapter opens with.
@@ -38,11 +41,11 @@ func TestChapterAnswersHold(t *testing.T) {
 	for _, ch := range Chapters {
 		s := chapterState(t, ch)
 		s.Num["n"] = 1500
-		res, err := RunLecture(s)
+		res, err := RunLecture(s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, vals, err := Reveal(ch, s, res)
+		got, vals, err := Reveal(ch, s, res, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", ch.ID, err)
 		}
@@ -54,5 +57,133 @@ func TestChapterAnswersHold(t *testing.T) {
 				t.Errorf("%s moves unknown setting %q", ch.ID, m)
 			}
 		}
+	}
+}
+
+// TestLectureCacheEqualsFresh: tables computed through the cache, as the
+// chapters compute them while sliders move, equal tables computed afresh
+// for the same settings, and the cache answers exactly the jobs whose
+// inputs did not move.
+func TestLectureCacheEqualsFresh(t *testing.T) {
+	base := chapterState(t, Chapters[2]) // demo 3's settings
+	base.Num["n"] = 400
+	steps := []struct {
+		set      map[string]float64
+		wantHits int // jobs the cache must answer after this change
+	}{
+		{nil, 0},
+		// TPOT objective: demo 2 (7 rates), demo 4 (5 budgets) and the prefill-only goodput read none of it.
+		{map[string]float64{"slotpot": 20}, 7 + 5 + 1},
+		// TTFT objective: demo 2, demo 4 and the decode-only goodput (TPOT 20, seen just before) are answered.
+		{map[string]float64{"slotpot": 20, "slottft": 150}, 7 + 5 + 1},
+		// Demo 4's rate: only demo 4 recomputes (demo 3, its splits included, has the same inputs as before).
+		{map[string]float64{"slotpot": 20, "slottft": 150, "rate": 30}, 7 + 3 + 2},
+		// The workload: nothing is the same.
+		{map[string]float64{"slotpot": 20, "slottft": 150, "rate": 30, "prompt": 384}, 0},
+		// Back to the start: every job was seen.
+		{nil, 7 + 5 + 3 + 2},
+	}
+	c := &LectureCache{}
+	for i, st := range steps {
+		s := base.Clone()
+		for k, v := range st.set {
+			s.Num[k] = v
+		}
+		before := c.Hits
+		cached, err := RunLecture(s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := RunLecture(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cached, fresh) {
+			t.Errorf("step %d %v: the cached table differs from a fresh one:\ncached %+v\nfresh  %+v", i, st.set, cached, fresh)
+		}
+		if got := c.Hits - before; got != st.wantHits {
+			t.Errorf("step %d %v: the cache answered %d jobs, want %d", i, st.set, got, st.wantHits)
+		}
+	}
+}
+
+// TestLectureCacheIsBounded: past its size the oldest results go (they
+// are computed again), the newest stay.
+func TestLectureCacheIsBounded(t *testing.T) {
+	c := &LectureCache{}
+	runs := 0
+	job := func(i int) sim.LectureJob {
+		var out float64
+		return sim.LectureJob{Demo: 2, Key: sim.LectureJobKey{Kind: "test", Rate: float64(i)}, Out: &out,
+			Run: func() error { runs++; out = float64(i); return nil }}
+	}
+	for i := 0; i < maxCachedJobs+100; i++ {
+		c.RunJob(sim.Lecture{}, job(i))
+	}
+	if len(c.jobs) != maxCachedJobs || len(c.order) != maxCachedJobs {
+		t.Fatalf("the cache holds %d results (%d in order), want at most %d", len(c.jobs), len(c.order), maxCachedJobs)
+	}
+	runs = 0
+	newest, oldest := job(maxCachedJobs+99), job(0)
+	if hit, _ := c.RunJob(sim.Lecture{}, newest); !hit || runs != 0 || *newest.Out.(*float64) != float64(maxCachedJobs+99) {
+		t.Errorf("the newest result was not kept (hit %v, runs %d)", hit, runs)
+	}
+	if hit, _ := c.RunJob(sim.Lecture{}, oldest); hit || runs != 1 {
+		t.Errorf("the oldest result was kept past the bound (hit %v, runs %d)", hit, runs)
+	}
+}
+
+// TestLabCache: the lab's unchunked side does not read the budget, so a
+// budget change reuses it; what the cache gives equals a fresh simulation;
+// it keeps at most maxCachedLabs runs.
+func TestLabCache(t *testing.T) {
+	s := chapterState(t, Chapters[4])
+	s.Num["duration"], s.Num["inject"], s.Num["long"] = 12, 4, 8000
+	c := &LectureCache{}
+	u1, err := c.LabSide(s, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := s.Clone()
+	s2.Num["budget"] = 512
+	s2.Num["t0"] = 3 // the view is no input either
+	u2, _ := c.LabSide(s2, nil, false)
+	if u2 != u1 || c.Hits != 1 {
+		t.Errorf("a budget change simulated the unchunked side again (same run %v, hits %d)", u2 == u1, c.Hits)
+	}
+	fresh, err := Simulate(labSide(s2, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*u2.Lab, *fresh.Lab) || !reflect.DeepEqual(u2.ITL, fresh.ITL) {
+		t.Errorf("the cached unchunked side differs from a fresh one: %+v vs %+v", *u2.Lab, *fresh.Lab)
+	}
+	c2, _ := c.LabSide(s2, nil, true)
+	c1, _ := c.LabSide(s, nil, true)
+	if c1 == c2 || c1.Lab.WorstGap == c2.Lab.WorstGap {
+		t.Errorf("budgets 2048 and 512 gave the same chunked run (worst gap %v)", c1.Lab.WorstGap)
+	}
+	if r := c.Run(labSide(s, true)); r != c1 {
+		t.Errorf("the timeline's run for the chunked state is not the kept one")
+	}
+	for _, st := range []float64{8, 12, 20} {
+		x := s.Clone()
+		x.Num["streams"] = st
+		if _, err := c.LabSide(x, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The timeline's run, when it is the side asked for, is used and kept.
+	x := s.Clone()
+	x.Num["streams"] = 6
+	main, err := Simulate(labSide(x, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.LabSide(x, main, true); r != main || !c.Holds(main) {
+		t.Errorf("the timeline's own run was simulated again (same %v) or not kept (%v)", r == main, c.Holds(main))
+	}
+	if len(c.labs) != maxCachedLabs || c.Holds(u1) {
+		t.Errorf("the cache holds %d lab runs (the first still: %v), want at most %d, oldest gone", len(c.labs), c.Holds(u1), maxCachedLabs)
 	}
 }

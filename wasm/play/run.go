@@ -522,16 +522,7 @@ func slo(s State) sim.SLO { return sim.SLO{TTFT: s.F("slottft") / 1e3, TPOT: s.F
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
-func runSLO(s State) sim.SLO {
-	o := slo(s)
-	switch s.Policy {
-	case "prefill-only":
-		o.TPOT = 0
-	case "decode-only":
-		o.TTFT = 0
-	}
-	return o
-}
+func runSLO(s State) sim.SLO { return sim.Demo3SLO(s.Policy, slo(s)) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).
