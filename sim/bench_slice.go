@@ -31,6 +31,9 @@ const tickUnits = 64 << 10
 type ticker struct {
 	f     Tick
 	units int
+	lo    float64 // the phase's share of the work: from lo,
+	span  float64 // span wide (0: all of it)
+	shown float64 // the fraction told last (it never goes back)
 }
 
 func (t *ticker) add(n int, done float64) error {
@@ -42,7 +45,11 @@ func (t *ticker) add(n int, done float64) error {
 		return nil
 	}
 	t.units = 0
-	return t.f(min(1, max(0, done)))
+	if t.span > 0 {
+		done = t.lo + t.span*done
+	}
+	t.shown = min(1, max(t.shown, done))
+	return t.f(t.shown)
 }
 
 // sortTick sorts xs stably (a bottom-up merge sort), ticking as it goes.
@@ -136,10 +143,12 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 		return res, fmt.Errorf("%s: larger than %d bytes", name, MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
+	tk.span = 0.1
 	d, rewrote, err := pyJSONTick(data, tk)
 	if err != nil {
 		return res, err
 	}
+	tk.lo, tk.span = 0.1, 0.9
 	firstLit := -1
 	if rewrote {
 		firstLit = firstLiteral(data)
@@ -200,6 +209,66 @@ func (sr *sliceRead) notObject(err error, at int) {
 	sr.res.NotObject = err
 }
 
+// syntax words the file's first syntax error (err, met by s) as
+// json.Unmarshal does, and returns ReadBench's error for such a file. The
+// decoder's tokens word errors otherwise, so the file is scanned again
+// (in slices) for the message; a file cut short is worded from its last
+// value, as json's scanner words its end.
+func (sr *sliceRead) syntax(s *slicer, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		i := skipWS(s.d, int(s.dec.InputOffset()))
+		if i < len(s.d) && (s.d[i] == ':' || s.d[i] == ',') {
+			i++
+		}
+		msg := errors.New("unexpected end of JSON input")
+		if tail := s.d[i:]; len(tail) < skimMax {
+			var v any
+			if e := json.Unmarshal(append([]byte("["), tail...), &v); e != nil {
+				msg = e
+			}
+		}
+		sr.notObject(msg, len(sr.d))
+		return errNotJSON
+	}
+	dec := json.NewDecoder(&tickReader{d: sr.d, tk: sr.tk})
+	var raw json.RawMessage
+	err = dec.Decode(&raw)
+	var te tickErr
+	if errors.As(err, &te) {
+		return te.err
+	}
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		sr.notObject(se, int(se.Offset))
+	case err == nil: // one value, then more
+		at := skipWS(sr.d, int(dec.InputOffset()))
+		sr.notObject(errors.New("invalid character "+quoteChar(sr.d[at])+" after top-level value"), at)
+	default:
+		sr.notObject(jsonSyntax(err), len(sr.d))
+	}
+	return errNotJSON
+}
+
+// tickReader gives its bytes 64 KB at a time, ticking.
+type tickReader struct {
+	d   []byte
+	off int
+	tk  *ticker
+}
+
+func (r *tickReader) Read(p []byte) (int, error) {
+	if r.off == len(r.d) {
+		return 0, io.EOF
+	}
+	if err := r.tk.add(16<<10, float64(r.off)/float64(len(r.d))); err != nil {
+		return 0, tickErr{err}
+	}
+	k := copy(p[:min(len(p), 64<<10)], r.d[r.off:])
+	r.off += k
+	return k, nil
+}
+
 // objectFile reads a file that starts with an object: one object (vLLM,
 // GuideLLM, GenAI-Perf, a summary), or JSON Lines (SGLang, AIPerf).
 func (sr *sliceRead) objectFile(start int) ([]*BenchRun, error) {
@@ -209,8 +278,7 @@ func (sr *sliceRead) objectFile(start int) ([]*BenchRun, error) {
 		if !isSyntax(err) {
 			return nil, err // the tick's
 		}
-		sr.notObject(jsonSyntax(err), int(s.dec.InputOffset()))
-		return nil, errNotJSON
+		return nil, sr.syntax(s, err)
 	}
 	end := int(s.dec.InputOffset())
 	rest := skipWS(sr.d, end)
@@ -304,7 +372,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 		raw := d[off : off+e]
 		lo := off
 		off += e + 1
-		if err := sr.tk.add(len(raw)+1, float64(off)/float64(len(d))); err != nil {
+		if err := sr.tk.add(len(raw)+1, float64(lo)/float64(len(d))); err != nil {
 			return nil, err
 		}
 		if raw = bytes.TrimSpace(raw); len(raw) == 0 {
@@ -390,8 +458,7 @@ func (sr *sliceRead) listFile() ([]*BenchRun, error) {
 		if !isSyntax(err) {
 			return nil, err
 		}
-		sr.notObject(jsonSyntax(err), int(s.dec.InputOffset()))
-		return nil, errNotJSON
+		return nil, sr.syntax(s, err)
 	}
 	if _, err := s.dec.Token(); err != nil {
 		return syntax(err)
