@@ -31,7 +31,9 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 	}
 	files := map[string][]byte{"lab.json": lab.Bytes(), "bom.json": append([]byte("\xef\xbb\xbf"), lab.Bytes()...)}
 	dir := filepath.Join("..", "..", "sim", "testdata", "bench")
-	for _, f := range []string{"vllm.json", "sglang.jsonl", "guidellm.json"} {
+	for _, f := range []string{"vllm.json", "sglang.jsonl", "guidellm.json", "guidellm_v02.json", "aiperf/profile_export.jsonl",
+		"aiperf/profile_export_raw.jsonl", "aiperf/profile_export_aiperf.json", "genai-perf/profile_export.json",
+		"genai-perf/profile_export_genai_perf.json", "llmperf/m_550_150_individual_responses.json", "llmperf/m_550_150_summary.json"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -42,12 +44,24 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 	for name, data := range files {
 		whole, werr := ParseMeasured(name, data)
 		sliced, serr := ParseMeasuredSliced(name, data, func(float64) error { yields++; return nil })
-		if (werr == nil) != (serr == nil) {
+		if fmt.Sprint(werr) != fmt.Sprint(serr) {
 			t.Errorf("%s: whole-file error %v, sliced %v", name, werr, serr)
 			continue
 		}
 		if werr == nil && !sameOverlay(whole, sliced) {
 			t.Errorf("%s: the sliced reader gives another overlay (%d vs %d gaps)", name, len(sliced.Gaps), len(whole.Gaps))
+		}
+	}
+	// Broken files get the whole reader's words.
+	for name, data := range files {
+		for _, cut := range []int{1, len(data) / 3, len(data) - 2} {
+			for _, doc := range [][]byte{data[:cut], append(append(bytes.Clone(data[:cut]), 'x'), data[cut+1:]...)} {
+				_, werr := ParseMeasured(name, doc)
+				_, serr := ParseMeasuredSliced(name, doc, func(float64) error { return nil })
+				if fmt.Sprint(werr) != fmt.Sprint(serr) {
+					t.Errorf("%s broken at %d: whole-file error %v, sliced %v", name, cut, werr, serr)
+				}
+			}
 		}
 	}
 	bad := bytes.Replace(lab.Bytes(), []byte(`"gap": `), []byte(`"gap": -`), 1)
@@ -67,7 +81,7 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 func sameOverlay(a, b *Overlay) bool {
 	str := func(v any) string { return fmt.Sprintf("%+v", v) }
 	deref := func(o *Overlay) []string {
-		out := []string{o.Name, o.Kind, str(o.Gaps), str(o.Origin), str(o.VLLMFig), str(o.Runs)}
+		out := []string{o.Name, o.Kind, str(o.Gaps), str(o.Origin), str(o.VLLMFig), str(o.Runs), str(o.Figs), str(o.FigureRows())}
 		if o.Lab != nil {
 			out = append(out, str(*o.Lab))
 		}
