@@ -77,8 +77,12 @@ func (b *BenchRun) FiguresTick(tick Tick) (map[string]float64, error) {
 	}
 	itl = make([]float64, 0, nGaps)
 	tok = make([]weighted, 0, nGaps)
+	tk := &ticker{f: tick}
 	for i := range b.Requests {
 		r := &b.Requests[i]
+		if err := tk.add(1+len(r.Gaps), 0); err != nil {
+			return nil, err
+		}
 		if r.Error != "" {
 			continue
 		}
@@ -92,28 +96,34 @@ func (b *BenchRun) FiguresTick(tick Tick) (map[string]float64, error) {
 		}
 		tok = r.appendTokenGaps(tok)
 	}
-	tk := &ticker{f: tick}
 	total := float64(len(ttft) + len(tpot) + len(itl) + len(e2e) + len(tok) + 1)
 	done := 0.0
 	out := map[string]float64{}
+	// The lists are this function's own: each is sorted in place, its mean
+	// taken first (in the requests' order, as Figures always summed it).
 	put := func(name string, xs []float64) error {
 		if len(xs) == 0 {
 			return nil
 		}
-		s := slices.Clone(xs)
-		var err error
+		out[name+"_mean"] = weightedMean(xs, nil)
 		if b.Method == "cdf" {
-			err = b.cdfFigures(name, s, nil, out, tk, done/total)
+			pts := make([]weighted, len(xs))
+			for i, x := range xs {
+				pts[i] = weighted{x, 1}
+			}
+			if err := cdfFigures(name, pts, out, tk, done/total); err != nil {
+				return err
+			}
 		} else {
-			if err = sortTick(s, cmpFloat, tk, done/total); err == nil {
-				for _, p := range []float64{50, 90, 99} {
-					out[fmt.Sprintf("%s_p%g", name, p)] = sortedLinear(s, p)
-				}
+			if err := sortTick(xs, cmpFloat, tk, done/total); err != nil {
+				return err
+			}
+			for _, p := range []float64{50, 90, 99} {
+				out[fmt.Sprintf("%s_p%g", name, p)] = sortedLinear(xs, p)
 			}
 		}
-		out[name+"_mean"] = weightedMean(xs, nil)
 		done += float64(len(xs))
-		return err
+		return nil
 	}
 	for _, f := range []struct {
 		name string
@@ -123,23 +133,28 @@ func (b *BenchRun) FiguresTick(tick Tick) (map[string]float64, error) {
 			return nil, err
 		}
 	}
+	itl = nil
 	if len(tok) > 0 {
-		xs, w := make([]float64, len(tok)), make([]float64, len(tok))
-		for i, t := range tok {
-			xs[i], w[i] = t.v, t.w
+		sw, st := 0.0, 0.0
+		for _, t := range tok {
+			sw += t.v * t.w
+			st += t.w
 		}
-		if err := b.cdfFigures("itl_token", xs, w, out, tk, done/total); err != nil {
+		if err := cdfFigures("itl_token", tok, out, tk, done/total); err != nil {
 			return nil, err
 		}
-		out["itl_token_mean"] = weightedMean(xs, w)
+		out["itl_token_mean"] = 0
+		if st != 0 {
+			out["itl_token_mean"] = sw / st
+		}
 	}
 	return out, nil
 }
 
-// cdfFigures puts the P50, P90 and P99 of xs (weights w, nil: equal) as
-// cdfQuantile takes them, sorting once.
-func (b *BenchRun) cdfFigures(name string, xs, w []float64, out map[string]float64, tk *ticker, at float64) error {
-	vals, ws, err := cdfPoints(xs, w, tk, at)
+// cdfFigures puts the P50, P90 and P99 of the weighted values pts (sorted
+// in place) as cdfQuantile takes them, sorting once.
+func cdfFigures(name string, pts []weighted, out map[string]float64, tk *ticker, at float64) error {
+	vals, ws, err := cdfPoints(pts, tk, at)
 	if err != nil {
 		return err
 	}
@@ -209,8 +224,19 @@ func (b *BenchRun) Timeline() []Gap {
 // fraction sorted) every few hundred thousand gaps and stops with tick's
 // error. Timeline is this with no tick.
 func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
-	var out []Gap
+	tk := &ticker{f: tick}
+	n := 0
 	for _, r := range b.Requests {
+		n += len(r.Gaps)
+	}
+	var out []Gap
+	if n > 0 {
+		out = make([]Gap, 0, n)
+	}
+	for _, r := range b.Requests {
+		if err := tk.add(1+len(r.Gaps), 0); err != nil {
+			return nil, err
+		}
 		if r.Error != "" || math.IsNaN(r.Start) || len(r.Gaps) == 0 {
 			continue
 		}
@@ -225,7 +251,7 @@ func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
 		}
 	}
 	// A stable sort: chunks of two requests at one time keep the file's order, whichever sort runs.
-	if err := sortTick(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, &ticker{f: tick}, 0); err != nil {
+	if err := sortTick(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -387,14 +413,6 @@ func cdfQuantile(xs, w []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	vals, ws, _ := cdfPoints(xs, w, &ticker{}, 0)
-	return cdfPick(vals, ws, p)
-}
-
-// cdfPoints sorts xs (stably, with their weights) and merges equal values
-// into one point, as GuideLLM's np.unique does; the weights are turned
-// into each point's share of the total.
-func cdfPoints(xs, w []float64, tk *ticker, at float64) (vals, shares []float64, err error) {
 	pts := make([]weighted, len(xs))
 	for i, x := range xs {
 		pts[i] = weighted{x, 1}
@@ -402,11 +420,24 @@ func cdfPoints(xs, w []float64, tk *ticker, at float64) (vals, shares []float64,
 			pts[i].w = w[i]
 		}
 	}
+	vals, ws, _ := cdfPoints(pts, &ticker{}, 0)
+	return cdfPick(vals, ws, p)
+}
+
+// cdfPoints sorts pts by value (stably, in place) and merges equal values
+// into one point, as GuideLLM's np.unique does; the weights are turned
+// into each point's share of the total.
+func cdfPoints(pts []weighted, tk *ticker, at float64) (vals, shares []float64, err error) {
 	if err := sortTick(pts, func(a, b weighted) int { return cmpFloat(a.v, b.v) }, tk, at); err != nil {
 		return nil, nil, err
 	}
 	total := 0.0
-	for _, p := range pts {
+	for i, p := range pts {
+		if i&1023 == 0 {
+			if err := tk.add(1024, at); err != nil {
+				return nil, nil, err
+			}
+		}
 		total += p.w
 		if n := len(vals); n > 0 && vals[n-1] == p.v {
 			shares[n-1] += p.w

@@ -72,32 +72,47 @@ func sortTick[T any](xs []T, cmp func(a, b T) int, tk *ticker, at float64) error
 	}
 	buf := make([]T, n)
 	src, dst := xs, buf
+	const step = 1 << 14 // values merged between two counts of the work
 	for width := run; width < n; width *= 2 {
 		for lo := 0; lo < n; lo += 2 * width {
 			mid, hi := min(n, lo+width), min(n, lo+2*width)
 			i, j, k := lo, mid, lo
 			for i < mid && j < hi {
-				if cmp(src[j], src[i]) < 0 {
-					dst[k] = src[j]
-					j++
-				} else {
-					dst[k] = src[i]
-					i++
+				// Merge up to step values, then count them.
+				k0 := k
+				for end := min(hi, k+step); k < end && i < mid && j < hi; k++ {
+					if cmp(src[j], src[i]) < 0 {
+						dst[k] = src[j]
+						j++
+					} else {
+						dst[k] = src[i]
+						i++
+					}
 				}
-				k++
-				if k&(1<<14-1) == 0 {
-					if err := tk.add(1<<12, at); err != nil {
+				if err := tk.add((k-k0)/4+1, at); err != nil {
+					return err
+				}
+			}
+			// What is left of either side, a slice at a time.
+			for _, rest := range [][]T{src[i:mid], src[j:hi]} {
+				for len(rest) > 0 {
+					c := copy(dst[k:], rest[:min(len(rest), step)])
+					k, rest = k+c, rest[c:]
+					if err := tk.add(c/8, at); err != nil {
 						return err
 					}
 				}
 			}
-			k += copy(dst[k:], src[i:mid])
-			copy(dst[k:], src[j:hi])
 		}
 		src, dst = dst, src
 	}
 	if &src[0] != &xs[0] {
-		copy(xs, src)
+		for k := 0; k < n; k += step {
+			copy(xs[k:min(n, k+step)], src[k:])
+			if err := tk.add(step/8, at); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

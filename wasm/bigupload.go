@@ -156,7 +156,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 				return
 			}
 			rest := play.Paced(func(f float64) error { return progress(0.2 + 0.8*f) })
-			if play.IsTrace(name, data) {
+			if play.IsBigTrace(name, data) {
 				reqs, err := play.ReadTraceSliced(name, data, rest)
 				doneTrace(reqs, err)
 				return

@@ -174,3 +174,16 @@ func ReadTraceSliced(name string, data []byte, yield func(float64) error) ([]sim
 	}
 	return reqs, err
 }
+
+// IsBigTrace is IsTrace for a large file: a JSON Lines file whose first
+// line is longer than a trace line may be (sim refuses lines over 4 MiB)
+// is not read as a trace, so its first line is not decoded whole.
+func IsBigTrace(name string, data []byte) bool {
+	if strings.HasSuffix(strings.ToLower(name), ".jsonl") {
+		line, _, _ := bytes.Cut(bytes.TrimSpace(data), []byte("\n"))
+		if len(line) > 4<<20 {
+			return false
+		}
+	}
+	return IsTrace(name, data)
+}
