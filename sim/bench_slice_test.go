@@ -162,7 +162,7 @@ func TestBenchSlicedErrorsMatchWhole(t *testing.T) {
 		if len(data) > 64<<10 {
 			data = data[:64<<10] // the cut and the changes land in the first part
 		}
-		for i := 1; i < len(data); i += max(1, len(data)/24) {
+		for i := 1; i < len(data); i += max(1, len(data)/16) {
 			add(fmt.Sprintf("%s cut at %d", name, i), data[:i])
 			for _, c := range []byte{'x', '"', '}', ']', ',', '\n', '['} {
 				changed := bytes.Clone(data)
@@ -316,5 +316,60 @@ func TestTraceSlicedMatchesWhole(t *testing.T) {
 	stop := errors.New("cancelled")
 	if _, err := ReadTraceSliced(files["big.csv"], "big.csv", func(float64) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("a Tick's error did not stop the trace: %v", err)
+	}
+}
+
+// Whatever the bytes, the sliced reader says what the whole one says.
+func FuzzBenchSliced(f *testing.F) {
+	for _, name := range []string{"vllm.json", "sglang.jsonl", "guidellm_v02.json", "llmperf/m_550_150_individual_responses.json", "genai-perf/profile_export.json", "aiperf/profile_export.jsonl"} {
+		if data, err := os.ReadFile(filepath.Join("testdata", "bench", name)); err == nil {
+			f.Add(data[:min(len(data), 3000)])
+		}
+	}
+	f.Add([]byte(`{"itls": [[0.1, NaN]], "details": {"itls": [[1]]}, "server_info": {}}` + "\n" + `{"itls": [[2]]}`))
+	f.Add([]byte(`{"benchmarks": [{"requests": {"successful": [{"time_to_first_token_ms": 5}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if want, got := whole("f.json", data), sliced("f.json", data, 0); got != want {
+			t.Fatalf("sliced reading differs\n%s", firstDiff(got, want))
+		}
+	})
+}
+
+// Thousands of mutated files (bytes changed, cut out, put in): the sliced
+// reader says what the whole one says of each.
+func TestBenchSlicedMutations(t *testing.T) {
+	var seeds [][]byte
+	for _, name := range []string{"vllm.json", "sglang.jsonl", "guidellm_v02.json", "llmperf/m_550_150_individual_responses.json", "genai-perf/profile_export.json", "aiperf/profile_export.jsonl", "aiperf/profile_export_raw.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "bench", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data[:min(len(data), 3000)])
+	}
+	rng := uint64(1)
+	next := func(n int) int { // a fixed sequence: the same files every run
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return int((rng >> 33) % uint64(n))
+	}
+	alphabet := []byte(`{}[],:"0123456789.-eNaIfinty \n\\u`)
+	for range 4000 {
+		d := bytes.Clone(seeds[next(len(seeds))])
+		for k := next(4) + 1; k > 0; k-- {
+			i := next(len(d))
+			switch next(3) {
+			case 0:
+				d[i] = alphabet[next(len(alphabet))]
+			case 1:
+				d = append(d[:i], d[min(len(d), i+next(20)):]...)
+			default:
+				d = append(d[:i], append([]byte{alphabet[next(len(alphabet))]}, d[i:]...)...)
+			}
+			if len(d) == 0 {
+				d = []byte("{")
+			}
+		}
+		if got, want := sliced("f.json", d, 0), whole("f.json", d); got != want {
+			t.Fatalf("%q:\n%s", d, firstDiff(got, want))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"servelab/sim"
@@ -97,4 +98,34 @@ func sameOverlay(a, b *Overlay) bool {
 		return out
 	}
 	return reflect.DeepEqual(deref(a), deref(b))
+}
+
+// A large trace is read in slices into the requests SetTrace reads; a
+// JSON Lines file whose first line is too long for a trace is not taken
+// for one.
+func TestReadTraceSlicedMatchesSetTrace(t *testing.T) {
+	var csv bytes.Buffer
+	csv.WriteString("arrival,prompt_len,output_len\n")
+	for i := range 30000 {
+		fmt.Fprintf(&csv, "%d.%d,%d,%d\n", (i*37)%4000, i%10, 100+i%50, 1+i%9)
+	}
+	data := csv.Bytes()
+	if !IsBigTrace("t.csv", data) {
+		t.Fatal("a CSV is a trace")
+	}
+	ticks := 0
+	reqs, err := ReadTraceSliced("t.csv", data, func(float64) error { ticks++; return nil })
+	if _, werr := SetTrace("t.csv", data); err != nil || werr != nil || ticks == 0 {
+		t.Fatalf("sliced %v, whole %v, %d ticks", err, werr, ticks)
+	}
+	if fmt.Sprint(reqs) != fmt.Sprint(userTrace.reqs) {
+		t.Error("the sliced trace differs from SetTrace's")
+	}
+	if _, err := ReadTraceSliced("bad.csv", []byte("arrival,prompt_len,output_len\n1,2,x\n"), func(float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad.csv line 2") {
+		t.Errorf("a bad line: %v", err)
+	}
+	long := append(append([]byte(`{"timestamp": 1, "input_length": 5, "output_length": 2, "x": "`), bytes.Repeat([]byte("a"), 5<<20)...), "\"}\n"...)
+	if IsBigTrace("t.jsonl", long) || !IsTrace("t.jsonl", long) {
+		t.Error("a 5 MB first line is taken for a trace line")
+	}
 }
