@@ -323,17 +323,33 @@ func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any
 	return decodeKeysPre(obj, nil, where, dst)
 }
 
+// val is the value of key read already, if it was.
+func (p *preRead) val(key string) (preValue, bool) {
+	if p == nil {
+		return preValue{}, false
+	}
+	v, ok := p.vals[key]
+	return v, ok
+}
+
+func (p *preRead) ticker() *ticker {
+	if p == nil {
+		return nil
+	}
+	return p.tk
+}
+
 // decodeKeysPre is decodeKeys where the keys in pre were read already (in
 // slices, by ReadBenchSliced): their values, or the error reading them
 // gave, stand for obj's.
-func decodeKeysPre(obj map[string]json.RawMessage, pre map[string]preValue, where string, dst map[string]any) error {
+func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, dst map[string]any) error {
 	keys := make([]string, 0, len(dst))
 	for k := range dst {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // the first bad key named is the same every time
 	for _, k := range keys {
-		if p, ok := pre[k]; ok {
+		if p, ok := pre.val(k); ok {
 			if p.err != nil {
 				return unwrapJSON(p.err, where+k)
 			}
@@ -353,8 +369,14 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre map[string]preValue, wher
 
 // checkRequests rejects negative, non-finite or absurd times (over
 // MaxMeasuredSeconds, whose sums would overflow), naming the request.
-func checkRequests(rs []BenchRequest) error {
+func checkRequests(rs []BenchRequest) error { return checkRequestsTick(rs, nil) }
+
+// checkRequestsTick is checkRequests telling tk of the values checked.
+func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 	for i, r := range rs {
+		if err := tk.add(1+len(r.Gaps), 1); err != nil {
+			return err
+		}
 		for j, g := range r.Gaps {
 			if !(g >= 0 && g <= MaxMeasuredSeconds) {
 				return fmt.Errorf("request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)

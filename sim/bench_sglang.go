@@ -43,7 +43,7 @@ func sglangLine(raw []byte) (*BenchRun, error) {
 var errNotObject = fmt.Errorf("not a JSON object")
 
 // sglangRun is the run of one line's object, details lifted (pre: the arrays read already).
-func sglangRun(obj map[string]json.RawMessage, pre map[string]preValue) (*BenchRun, error) {
+func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
 	b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
 	if err := perRequestArrays(obj, pre, b); err != nil {
 		return nil, err

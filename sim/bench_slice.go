@@ -37,7 +37,7 @@ type ticker struct {
 }
 
 func (t *ticker) add(n int, done float64) error {
-	if t.f == nil {
+	if t == nil || t.f == nil {
 		return nil
 	}
 	t.units += n
@@ -124,6 +124,13 @@ type preValue struct {
 	err error
 }
 
+// preRead is what the sliced reader read already of an object: the values
+// of some keys, and the ticker the readers' long loops tell (nil: none).
+type preRead struct {
+	vals map[string]preValue
+	tk   *ticker
+}
+
 // SlicedBench is what ReadBenchSliced read from a file, and what the page
 // needs to word an error as it does for a small file.
 type SlicedBench struct {
@@ -200,6 +207,8 @@ type sliceRead struct {
 	res      *SlicedBench
 	chunk    int // bytes the decoder is given at a time (0: all)
 }
+
+func (sr *sliceRead) pre(o *jobj) *preRead { return &preRead{vals: o.pre, tk: sr.tk} }
 
 func (sr *sliceRead) done(runs []*BenchRun, err error) (*SlicedBench, error) {
 	if err != nil {
@@ -329,12 +338,12 @@ func (sr *sliceRead) objectFile(start int) ([]*BenchRun, error) {
 func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*BenchRun, error) {
 	switch kind {
 	case "vllm":
-		r, err := vllmRun(first.raw, first.pre)
+		r, err := vllmRun(first.raw, sr.pre(first))
 		if err != nil {
 			return nil, err
 		}
 		if sr.firstLit < 0 {
-			sr.res.VLLM, _ = vllmBench(first.raw, first.pre)
+			sr.res.VLLM, _ = vllmBench(first.raw, sr.pre(first))
 		}
 		return []*BenchRun{r}, nil
 	case "sglang":
@@ -342,7 +351,7 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 		if bytes.IndexByte(sr.d[start:end], '\n') >= 0 {
 			return readSGLang(sr.d) // it fails on the first line
 		}
-		r, err := sglangRun(first.raw, first.pre)
+		r, err := sglangRun(first.raw, sr.pre(first))
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
 		}
@@ -404,7 +413,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 			at := lo + bytes.Index(d[lo:off-1], raw[:1]) // where the trimmed line starts
 			switch {
 			case at == firstAt:
-				b, err = sglangRun(first.raw, first.pre)
+				b, err = sglangRun(first.raw, sr.pre(first))
 			case len(raw) >= bigLine:
 				b, err = sr.bigSGLangLine(raw, at)
 			default:
@@ -457,7 +466,7 @@ func (sr *sliceRead) bigSGLangLine(raw []byte, at int) (*BenchRun, error) {
 		return nil, errNotObject
 	}
 	o.lift()
-	return sglangRun(o.raw, o.pre)
+	return sglangRun(o.raw, sr.pre(o))
 }
 
 // listFile reads a file that starts with a list: llmperf's responses.

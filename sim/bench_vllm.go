@@ -20,7 +20,7 @@ func readVLLMRun(data []byte) (*BenchRun, error) {
 }
 
 // vllmRun is the run of a vLLM file's object (pre: the arrays read already).
-func vllmRun(obj map[string]json.RawMessage, pre map[string]preValue) (*BenchRun, error) {
+func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
 	b := &BenchRun{Tool: "vllm", Format: "vllm bench serve --save-detailed", Method: "linear", Summary: map[string]float64{}}
 	if err := perRequestArrays(obj, pre, b); err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func vllmRun(obj map[string]json.RawMessage, pre map[string]preValue) (*BenchRun
 // request_rate, max_concurrency and the per-request input_lens, output_lens,
 // ttfts, itls (one gap per chunk), errors, and, where the version writes
 // them, latencies (or e2els) and start_times.
-func perRequestArrays(obj map[string]json.RawMessage, pre map[string]preValue, b *BenchRun) error {
+func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun) error {
 	var (
 		inputs, outputs       []int
 		ttfts, e2els, lats    []float64
@@ -86,6 +86,9 @@ func perRequestArrays(obj map[string]json.RawMessage, pre map[string]preValue, b
 	b.Requests = make([]BenchRequest, n)
 	for i := range b.Requests {
 		r := &b.Requests[i]
+		if err := pre.ticker().add(1+len(itls[i]), 1); err != nil {
+			return err
+		}
 		r.Start, r.Gaps = math.NaN(), itls[i]
 		if i < len(ttfts) {
 			r.TTFT = ttfts[i]
@@ -112,7 +115,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre map[string]preValue, b
 			}
 		}
 	}
-	if err := checkRequests(b.Requests); err != nil {
+	if err := checkRequestsTick(b.Requests, pre.ticker()); err != nil {
 		return err
 	}
 	rebase(b.Requests)

@@ -616,7 +616,7 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 
 // vllmBench is ReadVLLMBench of the file's object (pre: the arrays read
 // already, in slices).
-func vllmBench(raw map[string]json.RawMessage, pre map[string]preValue) (*VLLMBench, error) {
+func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
 	if _, ok := raw["itls"]; !ok {
 		return nil, fmt.Errorf("itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
 	}
@@ -643,6 +643,9 @@ func vllmBench(raw map[string]json.RawMessage, pre map[string]preValue) (*VLLMBe
 		}
 	}
 	for i, xs := range b.ITLs {
+		if err := pre.ticker().add(1+len(xs), 1); err != nil {
+			return nil, err
+		}
 		for j, x := range xs {
 			if !(x >= 0 && x <= MaxMeasuredSeconds) {
 				return nil, fmt.Errorf("itls[%d][%d]: must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, x)
