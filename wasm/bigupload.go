@@ -79,7 +79,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 	}
 	cancel := &atomic.Bool{}
 	a.big = bigUpload{running: true, name: name, size: size, cancel: cancel}
-	a.render()
+	a.pn.big.render(a.pg, a.ui()) // only the progress changed: the rest of the page stays drawn
 	progress := func(frac float64) error {
 		if cancel.Load() {
 			return errCancelled
