@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -62,10 +61,28 @@ var FigureNames = []string{"ttft", "tpot", "itl", "itl_token", "e2e"}
 // percentiles as the tool does (Method). A figure the file cannot give is
 // absent.
 func (b *BenchRun) Figures() map[string]float64 {
+	out, _ := b.FiguresTick(nil)
+	return out
+}
+
+// FiguresTick is Figures for a large run: it calls tick (with the fraction
+// done) every few hundred thousand values sorted, and stops with tick's
+// error. The figures are Figures' exactly: Figures is this with no tick.
+func (b *BenchRun) FiguresTick(tick Tick) (map[string]float64, error) {
 	var ttft, tpot, itl, e2e []float64
 	var tok []weighted
+	nGaps := 0
+	for i := range b.Requests {
+		nGaps += len(b.Requests[i].Gaps)
+	}
+	itl = make([]float64, 0, nGaps)
+	tok = make([]weighted, 0, nGaps)
+	tk := &ticker{f: tick}
 	for i := range b.Requests {
 		r := &b.Requests[i]
+		if err := tk.add(1+len(r.Gaps), 0); err != nil {
+			return nil, err
+		}
 		if r.Error != "" {
 			continue
 		}
@@ -77,33 +94,74 @@ func (b *BenchRun) Figures() map[string]float64 {
 				tpot = append(tpot, (r.Latency-r.TTFT)/float64(r.Output-1))
 			}
 		}
-		tok = append(tok, r.tokenGaps()...)
+		tok = r.appendTokenGaps(tok)
 	}
+	total := float64(len(ttft) + len(tpot) + len(itl) + len(e2e) + len(tok) + 1)
+	done := 0.0
 	out := map[string]float64{}
-	put := func(name string, xs []float64) {
+	// The lists are this function's own: each is sorted in place, its mean
+	// taken first (in the requests' order, as Figures always summed it).
+	put := func(name string, xs []float64) error {
 		if len(xs) == 0 {
-			return
-		}
-		for _, p := range []float64{50, 90, 99} {
-			out[fmt.Sprintf("%s_p%g", name, p)] = b.quantile(xs, p)
+			return nil
 		}
 		out[name+"_mean"] = weightedMean(xs, nil)
-	}
-	put("ttft", ttft)
-	put("tpot", tpot)
-	put("itl", itl)
-	put("e2e", e2e)
-	if len(tok) > 0 {
-		xs, w := make([]float64, len(tok)), make([]float64, len(tok))
-		for i, t := range tok {
-			xs[i], w[i] = t.v, t.w
+		if b.Method == "cdf" {
+			pts := make([]weighted, len(xs))
+			for i, x := range xs {
+				pts[i] = weighted{x, 1}
+			}
+			if err := cdfFigures(name, pts, out, tk, done/total); err != nil {
+				return err
+			}
+		} else {
+			if err := sortTick(xs, cmpFloat, tk, done/total); err != nil {
+				return err
+			}
+			for _, p := range []float64{50, 90, 99} {
+				out[fmt.Sprintf("%s_p%g", name, p)] = sortedLinear(xs, p)
+			}
 		}
-		out["itl_token_p50"] = cdfQuantile(xs, w, 50)
-		out["itl_token_p90"] = cdfQuantile(xs, w, 90)
-		out["itl_token_p99"] = cdfQuantile(xs, w, 99)
-		out["itl_token_mean"] = weightedMean(xs, w)
+		done += float64(len(xs))
+		return nil
 	}
-	return out
+	for _, f := range []struct {
+		name string
+		xs   []float64
+	}{{"ttft", ttft}, {"tpot", tpot}, {"itl", itl}, {"e2e", e2e}} {
+		if err := put(f.name, f.xs); err != nil {
+			return nil, err
+		}
+	}
+	itl = nil
+	if len(tok) > 0 {
+		sw, st := 0.0, 0.0
+		for _, t := range tok {
+			sw += t.v * t.w
+			st += t.w
+		}
+		if err := cdfFigures("itl_token", tok, out, tk, done/total); err != nil {
+			return nil, err
+		}
+		out["itl_token_mean"] = 0
+		if st != 0 {
+			out["itl_token_mean"] = sw / st
+		}
+	}
+	return out, nil
+}
+
+// cdfFigures puts the P50, P90 and P99 of the weighted values pts (sorted
+// in place) as cdfQuantile takes them, sorting once.
+func cdfFigures(name string, pts []weighted, out map[string]float64, tk *ticker, at float64) error {
+	vals, ws, err := cdfPoints(pts, tk, at)
+	if err != nil {
+		return err
+	}
+	for _, p := range []float64{50, 90, 99} {
+		out[fmt.Sprintf("%s_p%g", name, p)] = cdfPick(vals, ws, p)
+	}
+	return nil
 }
 
 type weighted struct{ v, w float64 }
@@ -112,29 +170,28 @@ type weighted struct{ v, w float64 }
 // Output−1 tokens after the first, each gap stands for k = (Output−1)/n
 // tokens, each gap/k apart. Without gaps, the tool's mean gap (or, failing
 // that, (e2e − ttft)/(output − 1)) counts once per token after the first.
-func (r *BenchRequest) tokenGaps() []weighted {
+func (r *BenchRequest) appendTokenGaps(out []weighted) []weighted {
 	if n := len(r.Gaps); n > 0 {
 		k := 1.0
 		if r.Output-1 > n {
 			k = float64(r.Output-1) / float64(n)
 		}
-		out := make([]weighted, n)
-		for i, g := range r.Gaps {
-			out[i] = weighted{g / k, k}
+		for _, g := range r.Gaps {
+			out = append(out, weighted{g / k, k})
 		}
 		return out
 	}
 	if r.Output < 2 {
-		return nil
+		return out
 	}
 	m := r.MeanITL
 	if m == 0 && r.Latency > 0 {
 		m = (r.Latency - r.TTFT) / float64(r.Output-1)
 	}
 	if m <= 0 {
-		return nil
+		return out
 	}
-	return []weighted{{m, float64(r.Output - 1)}}
+	return append(out, weighted{m, float64(r.Output - 1)})
 }
 
 // ChunkTokens is the mean number of output tokens a content chunk carried
@@ -159,8 +216,27 @@ func (b *BenchRun) ChunkTokens() float64 {
 // tokens as in Figures' itl_token, sorted by time. Nil when the file keeps
 // no start times or no chunk gaps.
 func (b *BenchRun) Timeline() []Gap {
-	var out []Gap
+	out, _ := b.TimelineTick(nil)
+	return out
+}
+
+// TimelineTick is Timeline for a large run: it calls tick (with the
+// fraction sorted) every few hundred thousand gaps and stops with tick's
+// error. Timeline is this with no tick.
+func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
+	tk := &ticker{f: tick}
+	n := 0
 	for _, r := range b.Requests {
+		n += len(r.Gaps)
+	}
+	var out []Gap
+	if n > 0 {
+		out = make([]Gap, 0, n)
+	}
+	for _, r := range b.Requests {
+		if err := tk.add(1+len(r.Gaps), 0); err != nil {
+			return nil, err
+		}
 		if r.Error != "" || math.IsNaN(r.Start) || len(r.Gaps) == 0 {
 			continue
 		}
@@ -174,8 +250,11 @@ func (b *BenchRun) Timeline() []Gap {
 			out = append(out, Gap{TRelInject: t, Gap: g / k})
 		}
 	}
-	slices.SortFunc(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) })
-	return out
+	// A stable sort: chunks of two requests at one time keep the file's order, whichever sort runs.
+	if err := sortTick(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // chunkNote says that chunks carried several tokens and how the figures
@@ -306,13 +385,6 @@ func (b *BenchRun) Merge(s *BenchRun) {
 	b.Notes = append(b.Notes, "figures stated by "+s.Format)
 }
 
-func (b *BenchRun) quantile(xs []float64, p float64) float64 {
-	if b.Method == "cdf" {
-		return cdfQuantile(xs, nil, p)
-	}
-	return linearQuantile(xs, p)
-}
-
 // linearQuantile is numpy's default percentile (and pandas' quantile):
 // linear interpolation between the closest ranks.
 func linearQuantile(xs []float64, p float64) float64 {
@@ -320,7 +392,12 @@ func linearQuantile(xs []float64, p float64) float64 {
 		return 0
 	}
 	s := slices.Clone(xs)
-	sort.Float64s(s)
+	sortTick(s, cmpFloat, &ticker{}, 0)
+	return sortedLinear(s, p)
+}
+
+// sortedLinear is linearQuantile of s, sorted.
+func sortedLinear(s []float64, p float64) float64 {
 	pos := p / 100 * float64(len(s)-1)
 	lo := int(math.Floor(pos))
 	if lo >= len(s)-1 {
@@ -336,31 +413,49 @@ func cdfQuantile(xs, w []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
-	wt := func(i int) float64 {
-		if w == nil {
-			return 1
+	pts := make([]weighted, len(xs))
+	for i, x := range xs {
+		pts[i] = weighted{x, 1}
+		if w != nil {
+			pts[i].w = w[i]
 		}
-		return w[i]
 	}
-	// Equal values merge into one point, as GuideLLM's np.unique does.
-	var vals, ws []float64
+	vals, ws, _ := cdfPoints(pts, &ticker{}, 0)
+	return cdfPick(vals, ws, p)
+}
+
+// cdfPoints sorts pts by value (stably, in place) and merges equal values
+// into one point, as GuideLLM's np.unique does; the weights are turned
+// into each point's share of the total.
+func cdfPoints(pts []weighted, tk *ticker, at float64) (vals, shares []float64, err error) {
+	if err := sortTick(pts, func(a, b weighted) int { return cmpFloat(a.v, b.v) }, tk, at); err != nil {
+		return nil, nil, err
+	}
 	total := 0.0
-	for _, i := range idx {
-		total += wt(i)
-		if n := len(vals); n > 0 && vals[n-1] == xs[i] {
-			ws[n-1] += wt(i)
+	for i, p := range pts {
+		if i&1023 == 0 {
+			if err := tk.add(1024, at); err != nil {
+				return nil, nil, err
+			}
+		}
+		total += p.w
+		if n := len(vals); n > 0 && vals[n-1] == p.v {
+			shares[n-1] += p.w
 			continue
 		}
-		vals, ws = append(vals, xs[i]), append(ws, wt(i))
+		vals, shares = append(vals, p.v), append(shares, p.w)
 	}
+	for i := range shares {
+		shares[i] /= total
+	}
+	return vals, shares, nil
+}
+
+// cdfPick is the first point whose cumulative share reaches p/100.
+func cdfPick(vals, shares []float64, p float64) float64 {
 	cum := 0.0
 	for i, v := range vals {
-		cum += ws[i] / total
+		cum += shares[i]
 		if cum >= p/100 {
 			return v
 		}

@@ -69,8 +69,21 @@ func unitSeconds(u string) (float64, bool) {
 }
 
 func readAIPerf(data []byte) ([]*BenchRun, error) {
-	b := &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
-	err := jsonLines(data, func(line int, raw []byte) error {
+	b := newAIPerf()
+	err := jsonLines(data, func(line int, raw []byte) error { return aiperfLine(b, raw) })
+	if err != nil {
+		return nil, err
+	}
+	return finishAIPerf(b)
+}
+
+func newAIPerf() *BenchRun {
+	return &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
+}
+
+// aiperfLine reads one record of profile_export.jsonl into b.
+func aiperfLine(b *BenchRun, raw []byte) error {
+	{
 		var rec struct {
 			Metadata aiperfMeta `json:"metadata"`
 			Metrics  map[string]struct {
@@ -143,11 +156,7 @@ func readAIPerf(data []byte) ([]*BenchRun, error) {
 		}
 		b.Requests = append(b.Requests, r)
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return finishAIPerf(b)
 }
 
 func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
@@ -183,9 +192,22 @@ func runSpan(rs []BenchRequest) float64 {
 }
 
 func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
-	b := &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}
-	counted := true
-	err := jsonLines(data, func(line int, raw []byte) error {
+	b, counted := newAIPerfRaw(), true
+	err := jsonLines(data, func(line int, raw []byte) error { return aiperfRawLine(b, &counted, raw) })
+	if err != nil {
+		return nil, err
+	}
+	return finishAIPerfRaw(b, counted)
+}
+
+func newAIPerfRaw() *BenchRun {
+	return &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}
+}
+
+// aiperfRawLine reads one record of profile_export_raw.jsonl into b;
+// counted goes false when it counts output tokens as chunks.
+func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
+	{
 		var rec struct {
 			Metadata    aiperfMeta `json:"metadata"`
 			StartPerfNs *float64   `json:"start_perf_ns"`
@@ -252,14 +274,14 @@ func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
 		r.Output = usageOut
 		if r.Output == 0 {
 			r.Output = len(times)
-			counted = false
+			*counted = false
 		}
 		b.Requests = append(b.Requests, r)
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
+}
+
+func finishAIPerfRaw(b *BenchRun, counted bool) ([]*BenchRun, error) {
 	if !counted {
 		b.Notes = append(b.Notes, "where the server sent no usage, output tokens are counted as content chunks (AIPerf counts them with its tokenizer)")
 	}

@@ -12,23 +12,34 @@ import (
 	"fmt"
 )
 
+type genaiReq struct {
+	Timestamp  *float64          `json:"timestamp"`
+	Timestamps []float64         `json:"response_timestamps"`
+	Outputs    []json.RawMessage `json:"response_outputs"`
+}
+
+type genaiExp struct {
+	Experiment struct {
+		Mode  string  `json:"mode"`
+		Value flexNum `json:"value"`
+	} `json:"experiment"`
+	Requests []genaiReq `json:"requests"`
+}
+
+type genaiDoc struct {
+	Experiments []genaiExp `json:"experiments"`
+}
+
 func readGenAIPerf(data []byte) ([]*BenchRun, error) {
-	var doc struct {
-		Experiments []struct {
-			Experiment struct {
-				Mode  string  `json:"mode"`
-				Value flexNum `json:"value"`
-			} `json:"experiment"`
-			Requests []struct {
-				Timestamp  *float64          `json:"timestamp"`
-				Timestamps []float64         `json:"response_timestamps"`
-				Outputs    []json.RawMessage `json:"response_outputs"`
-			} `json:"requests"`
-		} `json:"experiments"`
-	}
+	var doc genaiDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, unwrapJSON(err, "experiments")
 	}
+	return genaiRuns(&doc)
+}
+
+// genaiRuns are the runs of a decoded profile_export.json.
+func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 	if len(doc.Experiments) == 0 {
 		return nil, fmt.Errorf("experiments: empty")
 	}

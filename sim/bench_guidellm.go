@@ -94,13 +94,25 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 	if len(doc.Benchmarks) == 0 {
 		return nil, fmt.Errorf("benchmarks: empty; GuideLLM wrote no benchmark")
 	}
-	var runs []*BenchRun
+	benches := make([]guideBench, len(doc.Benchmarks))
+	errs := make([]error, len(doc.Benchmarks))
 	for i, raw := range doc.Benchmarks {
-		var g guideBench
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, unwrapJSON(err, fmt.Sprintf("benchmarks[%d]", i))
+		errs[i] = json.Unmarshal(raw, &benches[i])
+	}
+	return guideRuns(benches, errs)
+}
+
+// guideRuns are the runs of the benchmarks decoded (errs: each one's decoding error).
+func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
+	if len(benches) == 0 {
+		return nil, fmt.Errorf("benchmarks: empty; GuideLLM wrote no benchmark")
+	}
+	var runs []*BenchRun
+	for i := range benches {
+		if errs[i] != nil {
+			return nil, unwrapJSON(errs[i], fmt.Sprintf("benchmarks[%d]", i))
 		}
-		b, err := g.run()
+		b, err := benches[i].run()
 		if err != nil {
 			return nil, fmt.Errorf("benchmarks[%d]: %w", i, err)
 		}

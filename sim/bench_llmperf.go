@@ -13,18 +13,25 @@ import (
 	"math"
 )
 
+type llmperfRow struct {
+	TTFT    *float64 `json:"ttft_s"`
+	E2E     *float64 `json:"end_to_end_latency_s"`
+	Input   *float64 `json:"number_input_tokens"`
+	Output  *float64 `json:"number_output_tokens"`
+	ErrCode any      `json:"error_code"`
+	ErrMsg  string   `json:"error_msg"`
+}
+
 func readLLMPerf(data []byte) ([]*BenchRun, error) {
-	var rows []struct {
-		TTFT    *float64 `json:"ttft_s"`
-		E2E     *float64 `json:"end_to_end_latency_s"`
-		Input   *float64 `json:"number_input_tokens"`
-		Output  *float64 `json:"number_output_tokens"`
-		ErrCode any      `json:"error_code"`
-		ErrMsg  string   `json:"error_msg"`
-	}
+	var rows []llmperfRow
 	if err := json.Unmarshal(data, &rows); err != nil {
 		return nil, unwrapJSON(err, "individual responses")
 	}
+	return llmperfRuns(rows)
+}
+
+// llmperfRuns is the run of the decoded rows.
+func llmperfRuns(rows []llmperfRow) ([]*BenchRun, error) {
 	b := &BenchRun{Tool: "llmperf", Format: "llmperf *_individual_responses.json", Method: "linear", Summary: map[string]float64{}}
 	for _, q := range rows {
 		r := BenchRequest{Start: math.NaN()}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -51,6 +52,12 @@ func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	return labelRuns(name, runs), nil
+}
+
+// labelRuns names the runs after the file (and its folder, for the tools
+// that name the folder after the run) where they have no label.
+func labelRuns(name string, runs []*BenchRun) []*BenchRun {
 	dir, base := "", name
 	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
 		dir, base = base[:i], base[i+1:]
@@ -75,7 +82,7 @@ func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 			r.Summary = map[string]float64{}
 		}
 	}
-	return runs, nil
+	return runs
 }
 
 // IsBench reports whether data looks like a benchmark tool's result file
@@ -90,48 +97,65 @@ func detectBench(data []byte) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err == nil && obj != nil {
 		liftDetails(obj)
-		has := func(k string) bool { _, ok := obj[k]; return ok }
-		switch {
-		case has("metadata") && has("metrics"):
-			return "aiperf", nil // a one-line profile_export.jsonl
-		case has("metadata") && has("responses"):
-			return "aiperf-raw", nil
-		case has("benchmarks"):
-			return "guidellm", nil
-		case has("experiments"):
-			return "genai-perf", nil
-		case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length") || has("details")):
-			return "sglang", nil
-		case has("itls"):
-			return "vllm", nil
-		case has("results_ttft_s_mean") || has("results_num_completed_requests"):
-			return "llmperf-summary", nil
-		case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
-			return "nvidia-summary", nil
-		case has("median_ttft_ms"):
-			return "", fmt.Errorf("a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
-		case has("summary"):
-			return "", fmt.Errorf("a lab measured-JSON file, not a benchmark tool's")
-		}
-		return "", fmt.Errorf("not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+		return detectObject(obj)
 	}
 	var arr []map[string]json.RawMessage
 	if err := json.Unmarshal(data, &arr); err == nil {
-		if len(arr) == 0 {
-			return "", fmt.Errorf("an empty JSON list: no requests")
-		}
-		if _, ok := arr[0]["ttft_s"]; ok {
-			return "llmperf", nil
-		}
-		return "", fmt.Errorf("a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+		return detectList(len(arr), arr)
 	}
 	// JSON Lines: AIPerf records, AIPerf raw, or SGLang's appended runs.
 	line := firstLine(data)
 	var first map[string]json.RawMessage
 	if err := json.Unmarshal(line, &first); err != nil || first == nil {
-		return "", fmt.Errorf("not JSON, nor JSON Lines of objects")
+		return "", errNotJSON
 	}
 	liftDetails(first)
+	return detectLines(first)
+}
+
+var errNotJSON = fmt.Errorf("not JSON, nor JSON Lines of objects")
+
+// detectObject tells a file that is one JSON object by its keys.
+func detectObject(obj map[string]json.RawMessage) (string, error) {
+	has := func(k string) bool { _, ok := obj[k]; return ok }
+	switch {
+	case has("metadata") && has("metrics"):
+		return "aiperf", nil // a one-line profile_export.jsonl
+	case has("metadata") && has("responses"):
+		return "aiperf-raw", nil
+	case has("benchmarks"):
+		return "guidellm", nil
+	case has("experiments"):
+		return "genai-perf", nil
+	case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length") || has("details")):
+		return "sglang", nil
+	case has("itls"):
+		return "vllm", nil
+	case has("results_ttft_s_mean") || has("results_num_completed_requests"):
+		return "llmperf-summary", nil
+	case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
+		return "nvidia-summary", nil
+	case has("median_ttft_ms"):
+		return "", fmt.Errorf("a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
+	case has("summary"):
+		return "", fmt.Errorf("a lab measured-JSON file, not a benchmark tool's")
+	}
+	return "", fmt.Errorf("not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+}
+
+// detectList tells a file that is one JSON list of n objects by its first.
+func detectList(n int, arr []map[string]json.RawMessage) (string, error) {
+	if n == 0 {
+		return "", fmt.Errorf("an empty JSON list: no requests")
+	}
+	if _, ok := arr[0]["ttft_s"]; ok {
+		return "llmperf", nil
+	}
+	return "", fmt.Errorf("a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+}
+
+// detectLines tells JSON Lines by the keys of the first line.
+func detectLines(first map[string]json.RawMessage) (string, error) {
 	has := func(k string) bool { _, ok := first[k]; return ok }
 	switch {
 	case has("metrics") && has("metadata"):
@@ -182,15 +206,26 @@ func jsonLines(data []byte, f func(line int, raw []byte) error) error {
 // (outside strings) so encoding/json can read the file: NaN becomes null and
 // ±Infinity the strings "Infinity" and "-Infinity", which flexNum reads.
 func pyJSON(data []byte) []byte {
-	if !bytes.Contains(data, []byte("NaN")) && !bytes.Contains(data, []byte("Infinity")) {
-		return data
+	out, _, _ := pyJSONTick(data, &ticker{})
+	return out
+}
+
+// pyJSONTick is pyJSON in slices; rewrote says whether it changed anything.
+func pyJSONTick(data []byte, tk *ticker) (out []byte, rewrote bool, err error) {
+	if !containsTick(data, "NaN", tk) && !containsTick(data, "Infinity", tk) {
+		return data, false, nil
 	}
-	var out bytes.Buffer
+	buf := make([]byte, 0, len(data)+len(data)/64)
 	inStr, esc := false, false
 	for i := 0; i < len(data); i++ {
+		if i&(1<<16-1) == 0 {
+			if err := tk.add(1<<14, float64(i)/float64(len(data))); err != nil {
+				return nil, false, err
+			}
+		}
 		c := data[i]
 		if inStr {
-			out.WriteByte(c)
+			buf = append(buf, c)
 			switch {
 			case esc:
 				esc = false
@@ -204,21 +239,40 @@ func pyJSON(data []byte) []byte {
 		switch {
 		case c == '"':
 			inStr = true
-			out.WriteByte(c)
+			buf = append(buf, c)
 		case bytes.HasPrefix(data[i:], []byte("NaN")):
-			out.WriteString("null")
+			buf = append(buf, "null"...)
 			i += 2
+			rewrote = true
 		case bytes.HasPrefix(data[i:], []byte("-Infinity")):
-			out.WriteString(`"-Infinity"`)
+			buf = append(buf, `"-Infinity"`...)
 			i += 8
+			rewrote = true
 		case bytes.HasPrefix(data[i:], []byte("Infinity")):
-			out.WriteString(`"Infinity"`)
+			buf = append(buf, `"Infinity"`...)
 			i += 7
+			rewrote = true
 		default:
-			out.WriteByte(c)
+			buf = append(buf, c)
 		}
 	}
-	return out.Bytes()
+	return buf, rewrote, nil
+}
+
+// containsTick is bytes.Contains in windows of a megabyte (overlapping by
+// the word's length), ticking between them.
+func containsTick(data []byte, word string, tk *ticker) bool {
+	const win = 1 << 20
+	for lo := 0; lo < len(data); lo += win {
+		hi := min(len(data), lo+win+len(word)-1)
+		if bytes.Contains(data[lo:hi], []byte(word)) {
+			return true
+		}
+		if tk.add(win/16, 0) != nil {
+			return true // the caller stops at its next tick
+		}
+	}
+	return false
 }
 
 // flexNum is a number a tool may also write as a string ("inf", "Infinity")
@@ -266,12 +320,42 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 // decodeKeys decodes the listed keys of obj into their destinations, skipping
 // absent and null ones, and names the key in an error.
 func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any) error {
+	return decodeKeysPre(obj, nil, where, dst)
+}
+
+// val is the value of key read already, if it was.
+func (p *preRead) val(key string) (preValue, bool) {
+	if p == nil {
+		return preValue{}, false
+	}
+	v, ok := p.vals[key]
+	return v, ok
+}
+
+func (p *preRead) ticker() *ticker {
+	if p == nil {
+		return nil
+	}
+	return p.tk
+}
+
+// decodeKeysPre is decodeKeys where the keys in pre were read already (in
+// slices, by ReadBenchSliced): their values, or the error reading them
+// gave, stand for obj's.
+func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, dst map[string]any) error {
 	keys := make([]string, 0, len(dst))
 	for k := range dst {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // the first bad key named is the same every time
 	for _, k := range keys {
+		if p, ok := pre.val(k); ok {
+			if p.err != nil {
+				return unwrapJSON(p.err, where+k)
+			}
+			reflect.ValueOf(dst[k]).Elem().Set(reflect.ValueOf(p.v))
+			continue
+		}
 		v, ok := obj[k]
 		if !ok || string(v) == "null" {
 			continue
@@ -285,8 +369,14 @@ func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any
 
 // checkRequests rejects negative, non-finite or absurd times (over
 // MaxMeasuredSeconds, whose sums would overflow), naming the request.
-func checkRequests(rs []BenchRequest) error {
+func checkRequests(rs []BenchRequest) error { return checkRequestsTick(rs, nil) }
+
+// checkRequestsTick is checkRequests telling tk of the values checked.
+func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 	for i, r := range rs {
+		if err := tk.add(1+len(r.Gaps), 1); err != nil {
+			return err
+		}
 		for j, g := range r.Gaps {
 			if !(g >= 0 && g <= MaxMeasuredSeconds) {
 				return fmt.Errorf("request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)

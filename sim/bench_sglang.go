@@ -14,19 +14,10 @@ import (
 func readSGLang(data []byte) ([]*BenchRun, error) {
 	var runs []*BenchRun
 	err := jsonLines(data, func(line int, raw []byte) error {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			return fmt.Errorf("not a JSON object")
-		}
-		liftDetails(obj)
-		b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
-		if err := perRequestArrays(obj, b); err != nil {
+		b, err := sglangLine(raw)
+		if err != nil {
 			return err
 		}
-		for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2e"} {
-			msKeys(obj, theirs, ours, b.Summary)
-		}
-		b.Notes = append(b.Notes, "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk")
 		runs = append(runs, b)
 		return nil
 	})
@@ -37,4 +28,29 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		return nil, fmt.Errorf("no runs in the file")
 	}
 	return runs, nil
+}
+
+// sglangLine reads one line of SGLang's file: one run.
+func sglangLine(raw []byte) (*BenchRun, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errNotObject
+	}
+	liftDetails(obj)
+	return sglangRun(obj, nil)
+}
+
+var errNotObject = fmt.Errorf("not a JSON object")
+
+// sglangRun is the run of one line's object, details lifted (pre: the arrays read already).
+func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
+	b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
+	if err := perRequestArrays(obj, pre, b); err != nil {
+		return nil, err
+	}
+	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2e"} {
+		msKeys(obj, theirs, ours, b.Summary)
+	}
+	b.Notes = append(b.Notes, "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk")
+	return b, nil
 }

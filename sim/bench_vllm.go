@@ -16,8 +16,13 @@ func readVLLMRun(data []byte) (*BenchRun, error) {
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
 	}
+	return vllmRun(obj, nil)
+}
+
+// vllmRun is the run of a vLLM file's object (pre: the arrays read already).
+func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
 	b := &BenchRun{Tool: "vllm", Format: "vllm bench serve --save-detailed", Method: "linear", Summary: map[string]float64{}}
-	if err := perRequestArrays(obj, b); err != nil {
+	if err := perRequestArrays(obj, pre, b); err != nil {
 		return nil, err
 	}
 	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"} {
@@ -30,7 +35,7 @@ func readVLLMRun(data []byte) (*BenchRun, error) {
 // request_rate, max_concurrency and the per-request input_lens, output_lens,
 // ttfts, itls (one gap per chunk), errors, and, where the version writes
 // them, latencies (or e2els) and start_times.
-func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
+func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun) error {
 	var (
 		inputs, outputs       []int
 		ttfts, e2els, lats    []float64
@@ -40,7 +45,7 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 		rate, conc, dur       flexNum
 		model, backend, label string
 	)
-	if err := decodeKeys(obj, "", map[string]any{
+	if err := decodeKeysPre(obj, pre, "", map[string]any{
 		"input_lens": &inputs, "output_lens": &outputs, "ttfts": &ttfts, "itls": &itls, "errors": &errs,
 		"e2els": &e2els, "latencies": &lats, "start_times": &starts, "request_rate": &rate, "max_concurrency": &conc,
 		"duration": &dur, "model_id": &model, "backend": &backend, "label": &label,
@@ -81,6 +86,9 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 	b.Requests = make([]BenchRequest, n)
 	for i := range b.Requests {
 		r := &b.Requests[i]
+		if err := pre.ticker().add(1+len(itls[i]), 1); err != nil {
+			return err
+		}
 		r.Start, r.Gaps = math.NaN(), itls[i]
 		if i < len(ttfts) {
 			r.TTFT = ttfts[i]
@@ -107,7 +115,7 @@ func perRequestArrays(obj map[string]json.RawMessage, b *BenchRun) error {
 			}
 		}
 	}
-	if err := checkRequests(b.Requests); err != nil {
+	if err := checkRequestsTick(b.Requests, pre.ticker()); err != nil {
 		return err
 	}
 	rebase(b.Requests)

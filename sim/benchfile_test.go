@@ -125,7 +125,7 @@ func TestChunkGapsAreNormalisedToTokens(t *testing.T) {
 	}
 	// One gap per one-token chunk stays as it is.
 	r := BenchRequest{Output: 3, Gaps: []float64{0.01, 0.02}}
-	if g := r.tokenGaps(); g[0].v != 0.01 || g[0].w != 1 {
+	if g := r.appendTokenGaps(nil); g[0].v != 0.01 || g[0].w != 1 {
 		t.Errorf("one-token chunks changed: %+v", g)
 	}
 }

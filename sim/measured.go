@@ -611,6 +611,12 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 		}
 		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
 	}
+	return vllmBench(raw, nil)
+}
+
+// vllmBench is ReadVLLMBench of the file's object (pre: the arrays read
+// already, in slices).
+func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
 	if _, ok := raw["itls"]; !ok {
 		return nil, fmt.Errorf("itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
 	}
@@ -623,12 +629,8 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 		{"completed", &b.Completed}, {"input_lens", &b.InputLens}, {"output_lens", &b.OutputLens},
 		{"ttfts", &b.TTFTs}, {"itls", &b.ITLs}, {"errors", &b.Errors},
 	} {
-		v, ok := raw[f.key]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return nil, unwrapJSON(err, f.key)
+		if err := decodeKeysPre(raw, pre, "", map[string]any{f.key: f.dst}); err != nil {
+			return nil, err
 		}
 	}
 	n := len(b.ITLs)
@@ -641,6 +643,9 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 		}
 	}
 	for i, xs := range b.ITLs {
+		if err := pre.ticker().add(1+len(xs), 1); err != nil {
+			return nil, err
+		}
 		for j, x := range xs {
 			if !(x >= 0 && x <= MaxMeasuredSeconds) {
 				return nil, fmt.Errorf("itls[%d][%d]: must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, x)

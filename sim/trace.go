@@ -116,6 +116,9 @@ type traceReader struct {
 	times  []time.Time // date-time arrivals, converted at the end
 	reqs   []Request
 	record int
+	tk     *ticker // ReadTraceSliced's Tick, told of the bytes read
+	size   int     // bytes in the file
+	read   int     // bytes read so far
 }
 
 func (tr *traceReader) errorf(line int, format string, args ...any) error {
@@ -278,7 +281,9 @@ func (tr *traceReader) finish() ([]Request, error) {
 			tr.reqs[i].Arrival = d
 		}
 	}
-	slices.SortStableFunc(tr.reqs, func(a, b Request) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	if err := sortTick(tr.reqs, func(a, b Request) int { return cmp.Compare(a.Arrival, b.Arrival) }, tr.tk, 0.9); err != nil {
+		return nil, err
+	}
 	return tr.reqs, nil
 }
 
@@ -302,11 +307,24 @@ func ReadTraceIn(r io.Reader, name string, unit float64) ([]Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return readTrace(data, name, unit, &ticker{})
+}
+
+// ReadTraceSliced is ReadTrace of a trace held in memory, read in slices:
+// tick is called every few tens of kilobytes with the fraction read, and
+// an error from it stops the reading. Its requests (and errors) are
+// ReadTrace's.
+func ReadTraceSliced(data []byte, name string, tick Tick) ([]Request, error) {
+	return readTrace(data, name, 0, &ticker{f: tick})
+}
+
+func readTrace(data []byte, name string, unit float64, tk *ticker) ([]Request, error) {
 	if len(data) > MaxTraceBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	tr := &traceReader{name: name, unit: unit}
+	tr := &traceReader{name: name, unit: unit, tk: tk, size: len(data)}
+	var err error
 	switch first := bytes.TrimLeft(data, " \t\r\n"); {
 	case len(first) == 0:
 		return nil, fmt.Errorf("%s: empty trace", name)
@@ -344,6 +362,10 @@ func (tr *traceReader) readCSV(data []byte) error {
 			return fmt.Errorf("%s: %w", tr.name, err)
 		}
 		line, _ := cr.FieldPos(0)
+		if err := tr.tk.add(int(cr.InputOffset())-tr.read, 0.9*float64(cr.InputOffset())/float64(max(1, tr.size))); err != nil {
+			return err
+		}
+		tr.read = int(cr.InputOffset())
 		if header {
 			if allNumbers(rec) {
 				return tr.errorf(line, "no header: the first line must name the columns, e.g. arrival,prompt_len,output_len")
@@ -393,6 +415,10 @@ func (tr *traceReader) readJSONL(data []byte) error {
 	bound := false
 	for sc.Scan() {
 		line++
+		tr.read += len(sc.Bytes()) + 1
+		if err := tr.tk.add(len(sc.Bytes())+1, 0.9*float64(tr.read)/float64(max(1, tr.size))); err != nil {
+			return err
+		}
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
 			continue

@@ -11,6 +11,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"servelab/sim"
 	"servelab/wasm/play"
 )
 
@@ -69,15 +70,16 @@ func (a *App) handleJobs(ev event) {
 }
 
 // loadBig reads a large upload f without holding the page: the browser
-// reads the file, Go copies and decodes it in slices in a goroutine, and
-// the overlay lands through post like a small upload's.
+// reads the file, Go copies and decodes it in slices in a goroutine (a
+// lab JSON, a benchmark tool's file or a trace), and the overlay or the
+// trace lands through post like a small upload's.
 func (a *App) loadBig(f js.Value, name string, size float64) {
 	if a.big.running {
 		a.big.cancel.Store(true) // the newer file wins
 	}
 	cancel := &atomic.Bool{}
 	a.big = bigUpload{running: true, name: name, size: size, cancel: cancel}
-	a.render()
+	a.pn.big.render(a.pg, a.ui()) // only the progress changed: the rest of the page stays drawn
 	progress := func(frac float64) error {
 		if cancel.Load() {
 			return errCancelled
@@ -113,6 +115,29 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 			}
 		})
 	}
+	// A trace becomes the workload, as a small one does (loadMeasured).
+	doneTrace := func(reqs []sim.Request, err error) {
+		a.post(func() {
+			if a.big.cancel != cancel {
+				return
+			}
+			a.big.running = false
+			switch {
+			case errors.Is(err, errCancelled):
+				a.info = play.Tf(a.lang, "big.cancelled", name)
+				a.render()
+			case err != nil:
+				a.big = bigUpload{}
+				a.render()
+				a.message(play.Tf(a.lang, "up.badtrace", err.Error()), true)
+			default:
+				n := play.UseTrace(name, reqs)
+				a.change("workload", "trace")
+				a.info = play.Tf(a.lang, "up.trace", name, n)
+				a.render()
+			}
+		})
+	}
 	var then, catch js.Func
 	var once sync.Once
 	release := func() { once.Do(func() { then.Release(); catch.Release() }) }
@@ -130,7 +155,13 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 				done(nil, err)
 				return
 			}
-			o, err := play.ParseMeasuredSliced(name, data, func(f float64) error { return progress(0.2 + 0.8*f) })
+			rest := play.Paced(func(f float64) error { return progress(0.2 + 0.8*f) })
+			if play.IsBigTrace(name, data) {
+				reqs, err := play.ReadTraceSliced(name, data, rest)
+				doneTrace(reqs, err)
+				return
+			}
+			o, err := play.ParseMeasuredSliced(name, data, rest)
 			done(o, err)
 		}()
 	})

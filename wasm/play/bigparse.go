@@ -5,24 +5,26 @@ package play
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 	"time"
 
 	"servelab/sim"
 )
 
-// ParseMeasuredSliced is ParseMeasured for a large file: it reads a large lab JSON with its gaps decoded one at a time,
-// calling yield (with the fraction read) every
-// few milliseconds so that the caller can let the browser draw, and stopping
-// with yield's error; any other file (a benchmark tool's, JSON
-// Lines) goes to the ordinary reader (play.ParseMeasured) in one piece,
-// which holds the page while it parses.
+// ParseMeasuredSliced is ParseMeasured for a large file, read in slices:
+// a lab JSON with its gaps decoded one at a time, a benchmark tool's file
+// by sim.ReadBenchSliced. It calls yield (with the fraction done) every
+// few milliseconds so that the caller can let the browser draw, and stops
+// with yield's error. Its overlay and its errors are ParseMeasured's.
 func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*Overlay, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ParseMeasured(name, data)
+		return parseBenchSliced(name, data, yield)
 	}
 	skel := map[string]json.RawMessage{}
 	// A gap takes about 45 bytes of JSON: one allocation, not a growing
@@ -39,13 +41,16 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return ParseMeasured(name, data) // its error names the problem
+			return parseBenchSliced(name, data, yield) // its error names the problem
 		}
 		key, _ := t.(string)
+		if !labKeys[key] {
+			return parseBenchSliced(name, data, yield) // not the lab's: a tool's file
+		}
 		if key != "gaps" {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return ParseMeasured(name, data)
+				return parseBenchSliced(name, data, yield)
 			}
 			skel[key] = raw
 			if err := tick(); err != nil {
@@ -57,11 +62,15 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 			if t == nil && err == nil {
 				continue // "gaps": null
 			}
-			return ParseMeasured(name, data)
+			return parseBenchSliced(name, data, yield)
 		}
 		for i := 0; dec.More(); i++ {
 			var g sim.Gap
 			if err := dec.Decode(&g); err != nil {
+				var se *json.SyntaxError
+				if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+					return parseBenchSliced(name, data, yield) // the file is broken: worded as the whole reader words it
+				}
 				return nil, fmt.Errorf("%s: gaps[%d]: %v", name, i, err)
 			}
 			if !(g.Gap >= 0 && g.Gap <= sim.MaxMeasuredSeconds) || math.IsNaN(g.TRelInject) || math.Abs(g.TRelInject) > sim.MaxMeasuredSeconds {
@@ -75,15 +84,14 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 			}
 		}
 		if _, err := dec.Token(); err != nil { // ]
-			return nil, fmt.Errorf("%s: gaps: %v", name, err)
+			return parseBenchSliced(name, data, yield)
 		}
 	}
 	if _, err := dec.Token(); err != nil || dec.More() {
-		return ParseMeasured(name, data) // JSON Lines, or a broken file: its error says so
+		return parseBenchSliced(name, data, yield) // JSON Lines, or a broken file: its error says so
 	}
 	if _, ok := skel["summary"]; !ok {
-		// A benchmark tool's file: its readers take it whole (not in slices yet).
-		return ParseMeasured(name, data)
+		return parseBenchSliced(name, data, yield)
 	}
 	// The rest is small: the ordinary reader checks it.
 	skel["gaps"] = json.RawMessage("[]")
@@ -97,4 +105,85 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 	}
 	o.Gaps = gaps
 	return o, nil
+}
+
+// labKeys are the keys of a lab JSON (run.py's and servelab measure's).
+var labKeys = map[string]bool{"config": true, "summary": true, "gaps": true, "servelab": true}
+
+// parseBenchSliced is ParseMeasured of a benchmark tool's file, read in
+// slices: the file, then the run's timeline and figures.
+func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Overlay, error) {
+	var stop error
+	phase := func(lo, span float64) sim.Tick {
+		return func(f float64) error {
+			if err := yield(lo + span*f); err != nil {
+				stop = err
+				return err
+			}
+			return nil
+		}
+	}
+	res, err := sim.ReadBenchSliced(name, data, phase(0, 0.75))
+	if stop != nil {
+		return nil, stop
+	}
+	if err != nil {
+		if res.NotObject != nil && !res.Known {
+			return nil, fmt.Errorf("%s is not JSON, nor JSON Lines: %v", name, res.NotObject)
+		}
+		if strings.Contains(err.Error(), "a lab measured-JSON file") {
+			return ParseMeasured(name, data) // a lab file with keys of its own: the lab's reader says what it makes of it
+		}
+		return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v", name, err)
+	}
+	b := res.Runs[0]
+	gaps, err := b.TimelineTick(phase(0.75, 0.1))
+	if err != nil {
+		return nil, err
+	}
+	figs, err := b.FiguresTick(phase(0.85, 0.15))
+	if err != nil {
+		return nil, err
+	}
+	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: gaps, Runs: len(res.Runs), VLLM: res.VLLM}
+	o.setFigures(figs)
+	return o, nil
+}
+
+// Paced is yield called at most every 10 ms of work: a yield lets the
+// browser draw, and each costs a few milliseconds, so the work between
+// them is what keeps the page answering.
+func Paced(yield func(float64) error) func(float64) error {
+	last := time.Now()
+	return func(f float64) error {
+		if time.Since(last) < 10*time.Millisecond {
+			return nil
+		}
+		err := yield(f)
+		last = time.Now()
+		return err
+	}
+}
+
+// ReadTraceSliced is SetTrace's reading of a large trace, in slices
+// (yield as for ParseMeasuredSliced); UseTrace then makes it the page's.
+func ReadTraceSliced(name string, data []byte, yield func(float64) error) ([]sim.Request, error) {
+	reqs, err := sim.ReadTraceSliced(data, name, yield)
+	if err == nil && len(reqs) == 0 {
+		err = fmt.Errorf("%s holds no requests", name)
+	}
+	return reqs, err
+}
+
+// IsBigTrace is IsTrace for a large file: a JSON Lines file whose first
+// line is longer than a trace line may be (sim refuses lines over 4 MiB)
+// is not read as a trace, so its first line is not decoded whole.
+func IsBigTrace(name string, data []byte) bool {
+	if strings.HasSuffix(strings.ToLower(name), ".jsonl") {
+		line, _, _ := bytes.Cut(bytes.TrimSpace(data), []byte("\n"))
+		if len(line) > 4<<20 {
+			return false
+		}
+	}
+	return IsTrace(name, data)
 }

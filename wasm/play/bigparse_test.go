@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"servelab/sim"
@@ -31,7 +32,9 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 	}
 	files := map[string][]byte{"lab.json": lab.Bytes(), "bom.json": append([]byte("\xef\xbb\xbf"), lab.Bytes()...)}
 	dir := filepath.Join("..", "..", "sim", "testdata", "bench")
-	for _, f := range []string{"vllm.json", "sglang.jsonl", "guidellm.json"} {
+	for _, f := range []string{"vllm.json", "sglang.jsonl", "guidellm.json", "guidellm_v02.json", "aiperf/profile_export.jsonl",
+		"aiperf/profile_export_raw.jsonl", "aiperf/profile_export_aiperf.json", "genai-perf/profile_export.json",
+		"genai-perf/profile_export_genai_perf.json", "llmperf/m_550_150_individual_responses.json", "llmperf/m_550_150_summary.json"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -42,12 +45,24 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 	for name, data := range files {
 		whole, werr := ParseMeasured(name, data)
 		sliced, serr := ParseMeasuredSliced(name, data, func(float64) error { yields++; return nil })
-		if (werr == nil) != (serr == nil) {
+		if fmt.Sprint(werr) != fmt.Sprint(serr) {
 			t.Errorf("%s: whole-file error %v, sliced %v", name, werr, serr)
 			continue
 		}
 		if werr == nil && !sameOverlay(whole, sliced) {
 			t.Errorf("%s: the sliced reader gives another overlay (%d vs %d gaps)", name, len(sliced.Gaps), len(whole.Gaps))
+		}
+	}
+	// Broken files get the whole reader's words.
+	for name, data := range files {
+		for _, cut := range []int{1, len(data) / 3, len(data) - 2} {
+			for _, doc := range [][]byte{data[:cut], append(append(bytes.Clone(data[:cut]), 'x'), data[cut+1:]...)} {
+				_, werr := ParseMeasured(name, doc)
+				_, serr := ParseMeasuredSliced(name, doc, func(float64) error { return nil })
+				if fmt.Sprint(werr) != fmt.Sprint(serr) {
+					t.Errorf("%s broken at %d: whole-file error %v, sliced %v", name, cut, werr, serr)
+				}
+			}
 		}
 	}
 	bad := bytes.Replace(lab.Bytes(), []byte(`"gap": `), []byte(`"gap": -`), 1)
@@ -67,7 +82,7 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 func sameOverlay(a, b *Overlay) bool {
 	str := func(v any) string { return fmt.Sprintf("%+v", v) }
 	deref := func(o *Overlay) []string {
-		out := []string{o.Name, o.Kind, str(o.Gaps), str(o.Origin), str(o.VLLMFig), str(o.Runs)}
+		out := []string{o.Name, o.Kind, str(o.Gaps), str(o.Origin), str(o.VLLMFig), str(o.Runs), str(o.Figs), str(o.FigureRows())}
 		if o.Lab != nil {
 			out = append(out, str(*o.Lab))
 		}
@@ -83,4 +98,34 @@ func sameOverlay(a, b *Overlay) bool {
 		return out
 	}
 	return reflect.DeepEqual(deref(a), deref(b))
+}
+
+// A large trace is read in slices into the requests SetTrace reads; a
+// JSON Lines file whose first line is too long for a trace is not taken
+// for one.
+func TestReadTraceSlicedMatchesSetTrace(t *testing.T) {
+	var csv bytes.Buffer
+	csv.WriteString("arrival,prompt_len,output_len\n")
+	for i := range 30000 {
+		fmt.Fprintf(&csv, "%d.%d,%d,%d\n", (i*37)%4000, i%10, 100+i%50, 1+i%9)
+	}
+	data := csv.Bytes()
+	if !IsBigTrace("t.csv", data) {
+		t.Fatal("a CSV is a trace")
+	}
+	ticks := 0
+	reqs, err := ReadTraceSliced("t.csv", data, func(float64) error { ticks++; return nil })
+	if _, werr := SetTrace("t.csv", data); err != nil || werr != nil || ticks == 0 {
+		t.Fatalf("sliced %v, whole %v, %d ticks", err, werr, ticks)
+	}
+	if fmt.Sprint(reqs) != fmt.Sprint(userTrace.reqs) {
+		t.Error("the sliced trace differs from SetTrace's")
+	}
+	if _, err := ReadTraceSliced("bad.csv", []byte("arrival,prompt_len,output_len\n1,2,x\n"), func(float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad.csv line 2") {
+		t.Errorf("a bad line: %v", err)
+	}
+	long := append(append([]byte(`{"timestamp": 1, "input_length": 5, "output_length": 2, "x": "`), bytes.Repeat([]byte("a"), 5<<20)...), "\"}\n"...)
+	if IsBigTrace("t.jsonl", long) || !IsTrace("t.jsonl", long) {
+		t.Error("a 5 MB first line is taken for a trace line")
+	}
 }

@@ -129,9 +129,15 @@ func SetTrace(name string, data []byte) (int, error) {
 	if len(reqs) == 0 {
 		return 0, fmt.Errorf("%s holds no requests", name)
 	}
+	return UseTrace(name, reqs), nil
+}
+
+// UseTrace makes reqs, read from the file name, the page's "trace"
+// workload; it returns how many requests it holds.
+func UseTrace(name string, reqs []sim.Request) int {
 	userTrace.name, userTrace.reqs = name, reqs
 	filesGen++
-	return len(reqs), nil
+	return len(reqs)
 }
 
 // TraceName is the uploaded trace's file name ("" if none).

@@ -28,6 +28,9 @@ type Overlay struct {
 	Bench   *sim.BenchRun  // every tool's run, vLLM's included
 	VLLMFig [3][3]float64  // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
 	Runs    int            // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
+	// Figs is Bench.Figures(), computed once when the file is read (the
+	// page draws the table often; a large run's figures take seconds).
+	Figs map[string]float64
 }
 
 // FigureRow is one line of a tool's figures for the page: computed from the
@@ -45,7 +48,10 @@ func (o *Overlay) FigureRows() []FigureRow {
 	if o.Bench == nil {
 		return nil
 	}
-	figs := o.Bench.Figures()
+	figs := o.Figs
+	if figs == nil {
+		figs = o.Bench.Figures()
+	}
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL per chunk", "itl_token": "ITL per token", "e2e": "E2E"}
 	var rows []FigureRow
 	for _, f := range sim.FigureNames {
@@ -103,14 +109,19 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 			o.VLLM = v
 		}
 	}
-	f := b.Figures()
+	o.setFigures(b.Figures())
+	return o, nil
+}
+
+// setFigures keeps the run's figures and the table's nine.
+func (o *Overlay) setFigures(f map[string]float64) {
+	o.Figs = f
 	itl := "itl_token" // per token, as the simulation's gaps are
 	for i, k := range []string{"ttft", "tpot", itl} {
 		for j, p := range []string{"p50", "p90", "p99"} {
 			o.VLLMFig[i][j] = f[k+"_"+p]
 		}
 	}
-	return o, nil
 }
 
 // Absorb takes a summary-only file of the same tool (AIPerf's
