@@ -142,6 +142,13 @@ func (a *App) change(key, value string) {
 		a.state.Preset = ""
 		a.info = ""
 	}
+	if (key == "slottft" || key == "slotpot") && a.run != nil && !a.cmp.pair.On && a.simErr == "" {
+		// The run does not read its SLO, only its figures do (handle
+		// recomputes them): no re-simulation.
+		a.run.State.Set(key, value)
+		a.urlDirty = true
+		return
+	}
 	a.needSim = true
 }
 
