@@ -279,7 +279,32 @@ type lab struct {
 	mu      sync.Mutex
 	prompts []string
 	auth    []string
+	// The longest gap between two frames the lab server wrote to one stream
+	// of a prompt under longWords words, and when its second frame was written.
+	worstSent   time.Duration
+	worstSentAt time.Time
+	server      *labserver.Server
 }
+
+// longWords: a prompt this long or longer is a long prompt, whose own
+// frames are not inter-token gaps of the short streams.
+const longWords = 1000
+
+// sendTimes records when the lab server wrote each of a response's frames
+// (one Write each), for the gaps it sent as against those a client measured.
+type sendTimes struct {
+	http.ResponseWriter
+	at []time.Time
+}
+
+func (w *sendTimes) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.at = append(w.at, time.Now())
+	return n, err
+}
+
+// Unwrap lets the lab server's http.ResponseController flush and set deadlines.
+func (w *sendTimes) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 const labCadence = 80 * time.Millisecond
 
@@ -305,7 +330,17 @@ func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.auth = append(l.auth, r.Header.Get("Authorization"))
 	l.mu.Unlock()
 	if body.Prompt != "lockstep" {
-		l.real.ServeHTTP(w, r)
+		sent := &sendTimes{ResponseWriter: w}
+		l.real.ServeHTTP(sent, r) // returns after the last frame
+		if len(strings.Fields(body.Prompt)) < longWords {
+			l.mu.Lock()
+			for i := 1; i < len(sent.at); i++ {
+				if g := sent.at[i].Sub(sent.at[i-1]); g > l.worstSent {
+					l.worstSent, l.worstSentAt = g, sent.at[i]
+				}
+			}
+			l.mu.Unlock()
+		}
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -370,7 +405,8 @@ func post(t *testing.T, url, ip, body string) (*http.Response, []byte) {
 // newSimLab is a lab server driven by the simulated engine (Llama on an
 // H100, prefill-first, no memory limits), so a long prompt stalls every
 // stream as on a real GPU, and the stall the simulator predicts is known.
-func newSimLab(t *testing.T) (*lab, sim.Config) {
+// It runs scale times slower than the simulated GPU (1: as fast).
+func newSimLab(t *testing.T, scale float64) (*lab, sim.Config) {
 	step, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
@@ -380,12 +416,12 @@ func newSimLab(t *testing.T) (*lab, sim.Config) {
 		t.Fatal(err)
 	}
 	cfg := sim.Config{Step: step, Policy: pol}
-	ls, err := labserver.New(labserver.Config{Engine: cfg, APIKey: "sk-e2e-secret", ModelName: "e2e-model"})
+	ls, err := labserver.New(labserver.Config{Engine: cfg, APIKey: "sk-e2e-secret", ModelName: "e2e-model", TimeScale: scale})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ls.Close)
-	return &lab{real: ls.Handler(), release: make(chan struct{}), gone: make(chan struct{}, 10)}, cfg
+	return &lab{real: ls.Handler(), release: make(chan struct{}), gone: make(chan struct{}, 10), server: ls}, cfg
 }
 
 // startStack builds the worker on the staged site, starts the lab server
