@@ -656,6 +656,17 @@ func TestLab(t *testing.T) {
 	t.Run("calibrated on unchunked, the simulation predicts chunked", func(t *testing.T) {
 		// The unchunked engine is chunked prefill with a budget the longest
 		// prompt fits in beside every decode, which is what the server does.
+		if u.alone.QuietP50 == 0 {
+			load, _ := os.ReadFile("/proc/loadavg")
+			burst := 0.0
+			for _, s := range u.aloneSteps {
+				if s.Prefill >= 7000 && !stalls(s) {
+					burst = max(burst, s.Dur)
+				}
+			}
+			t.Fatalf("the unchunked run had no gap before the injection to calibrate on: the 16 prompts that start it enter in one step as large as the long prompt, which took %.1f s, longer than the 5 s before the injection; the machine is too busy (load average %s)",
+				burst, strings.TrimSpace(string(load)))
+		}
 		tok := func(label string) string { return filepath.Join(dir, label+"-alone-tokens.json") }
 		fit, pred := fitAndPredict(t, bin, filepath.Join(root, "cmd/tinylab/cpu-base.json"), hfConfig,
 			tok("unchunked"), []string{"--policy", "chunked", "--budget", fmt.Sprint(budgets["unchunked"])},
