@@ -96,22 +96,24 @@ func TestPageRunsFromWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	simStall := scale * pred.Summary.WorstGap
-	l.mu.Lock()
-	sent := l.worstSent.Seconds()
-	l.mu.Unlock()
+	stall, median := l.sentStall()
+	sent := stall.Seconds()
 	ls := l.server.Stats(false)
-	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, ITL p99 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; the lab sent a worst gap of %.1f ms (frames late p99 %.1f ms, max %.1f ms); simulator: worst gap %.1f ms, quiet p50 %.1f ms, long TTFT %.1f ms",
+	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, ITL p99 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; the lab sent a stall of %.1f ms, a median gap of %.1f ms (frames late p99 %.1f ms, max %.1f ms); simulator: worst gap %.1f ms, quiet p50 %.1f ms, long TTFT %.1f ms",
 		1e3*s.WorstGap, s.WorstGapOffset, 1e3*s.ITLQuietP50, 1e3*s.ITLP99, 1e3*s.LongTTFT, s.TokensObserved, s.ShortCompleted,
-		1e3*sent, ls.LateP99ms, ls.LateMaxms, 1e3*simStall, scale*1e3*pred.Summary.ITLQuietP50, scale*1e3*pred.Summary.LongTTFT)
-	if sent < 0.5*simStall {
-		t.Errorf("the lab server's longest gap was %.1f ms, the simulated stall %.1f ms: the lab did not stall its streams", 1e3*sent, 1e3*simStall)
+		1e3*sent, 1e3*median.Seconds(), ls.LateP99ms, ls.LateMaxms, 1e3*simStall, scale*1e3*pred.Summary.ITLQuietP50, scale*1e3*pred.Summary.LongTTFT)
+	// The lab stalled its streams: the gap it left over the long prompt's
+	// prefill is many of its decode gaps (simulated: 36; a frame the busy
+	// machine made it write late can shorten it).
+	if stall < 4*median {
+		t.Errorf("the lab server's gap over the long prompt's prefill was %.1f ms, its median gap %.1f ms: the lab did not stall its streams", 1e3*sent, 1e3*median.Seconds())
 	}
 	if !(s.WorstGap >= 0.7*sent && s.WorstGap <= 1.3*sent) {
 		t.Errorf("measured worst gap %.1f ms, the lab server sent a stall of %.1f ms: want within 30%%", 1e3*s.WorstGap, 1e3*sent)
 	}
 	// The gap after the stall ends one decode step after the long prompt's
 	// first token: both are the page's own times from the injection.
-	if d := s.WorstGapOffset - s.LongTTFT; math.Abs(d) > 0.25*sent {
+	if d := s.WorstGapOffset - s.LongTTFT; math.Abs(d) > 0.25*simStall {
 		t.Errorf("the worst gap ended at %+.3f s, the long prompt's first token came at %.3f s: the worst gap is not the long prompt's stall", s.WorstGapOffset, s.LongTTFT)
 	}
 	// The page overlays it as run A.
