@@ -306,8 +306,9 @@ func (w *sendTimes) Write(p []byte) (int, error) {
 
 // sentStall returns the longest gap the lab server left between two frames of
 // one short stream around the long prompt's first frame (its prefill step's
-// end), and the median of all the short streams' gaps.
-func (l *lab) sentStall() (stall, median time.Duration) {
+// end), how long after that first frame the gap ended, and the median of all
+// the short streams' gaps.
+func (l *lab) sentStall() (stall, endAfterLong, median time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var gaps []time.Duration
@@ -315,8 +316,8 @@ func (l *lab) sentStall() (stall, median time.Duration) {
 		for i := 1; i < len(at); i++ {
 			g := at[i].Sub(at[i-1])
 			gaps = append(gaps, g)
-			if at[i-1].Before(l.longFirst) && at[i].After(l.longFirst) {
-				stall = max(stall, g)
+			if at[i-1].Before(l.longFirst) && at[i].After(l.longFirst) && g > stall {
+				stall, endAfterLong = g, at[i].Sub(l.longFirst)
 			}
 		}
 	}
@@ -324,7 +325,7 @@ func (l *lab) sentStall() (stall, median time.Duration) {
 		slices.Sort(gaps)
 		median = gaps[len(gaps)/2]
 	}
-	return stall, median
+	return stall, endAfterLong, median
 }
 
 // Unwrap lets the lab server's http.ResponseController flush and set deadlines.
