@@ -456,6 +456,13 @@ func sameGaps(t *testing.T, label string, py, ms []sim.Gap, longest float64) {
 			t.Logf("%s: run.py's worst gap %.1f ms is longer than any step the engine ran (%.1f ms): python read a frame late", label, 1e3*worst.Gap, 1e3*longest)
 			continue
 		}
+		if most == 0 {
+			// No stream of the other tool's was decoding: new requests wait
+			// while the long prompt's chunks take the budget, and all its
+			// streams may have ended meanwhile.
+			t.Logf("%s: %s had no stream decoding then", label, y.name)
+			continue
+		}
 		if !within(seen, worst.Gap, 0.15) {
 			t.Errorf("%s: %s's worst gap while both tools measured is %.1f ms (at %+.2f s), %s's gap then %.1f ms: want within 15%%",
 				label, x.name, 1e3*worst.Gap, worst.TRelInject, y.name, 1e3*seen)
@@ -529,24 +536,27 @@ func TestLab(t *testing.T) {
 		most          int     // the most tokens one step carried
 		longest       float64 // the longest step, s
 		// The engine's steps during the run with both tools and during
-		// run.py's alone.
+		// measure's alone.
 		together, aloneSteps []step
 	}
 	res := map[string]*result{"chunked": {}, "unchunked": {}}
 	res["chunked"].together = together("chunked")
-	// run.py alone, as a student runs it, against each lab: the runs a
-	// profile is fitted to and predicts, since each file says the load it
-	// ran. They run at the same time: a shared machine's speed moves from one
-	// run to the next as its other work comes and goes, and a profile fitted
-	// in one run predicts another only when the machine was as fast; at once,
-	// both meet the same load. The long prompt comes 5 s in: the 16 prompts
+	// One tool alone against each lab, with the lab workload's 16 streams:
+	// the runs a profile is fitted to and predicts, since each file says the
+	// load it ran. They run at the same time: a shared machine's speed moves
+	// from one run to the next as its other work comes and goes, and a
+	// profile fitted in one run predicts another only when the machine was as
+	// fast; at once, both meet the same load. The tool is servelab measure:
+	// on a busy machine run.py's python threads read frames late, and the
+	// quiet gaps the overhead is fitted to grew with them (fits 35-59% off
+	// at load 8-10 on 2 cores). The long prompt comes 5 s in: the 16 prompts
 	// that start the load enter whole unchunked, and on a busy machine took
 	// over 3 s, leaving no quiet gaps to calibrate on.
 	t0 := map[string]float64{}
 	var cmds []*exec.Cmd
 	for _, label := range labels {
 		t0[label] = lastStep(labs[label])
-		cmds = append(cmds, tool(ctx, "run.py", runPy, labs[label], label, p(label, "alone"), "--duration", "10", "--inject-after", "5"))
+		cmds = append(cmds, tool(ctx, "measure", measure, labs[label], label, p(label, "alone"), "--duration", "10", "--inject-after", "5"))
 	}
 	runTools(t, cmds...)
 	for _, label := range labels {
@@ -564,7 +574,7 @@ func TestLab(t *testing.T) {
 			r.most = max(r.most, s.Decodes+s.Prefill)
 			r.longest = max(r.longest, s.Dur)
 		}
-		t.Logf("%-9s run.py alone: worst gap %6.1f ms, long TTFT %5.0f ms, quiet ITL p50 %4.1f ms | together: worst gap run.py %6.1f ms, measure %6.1f ms | longest step %6.1f ms",
+		t.Logf("%-9s measure alone: worst gap %6.1f ms, long TTFT %5.0f ms, quiet ITL p50 %4.1f ms | together: worst gap run.py %6.1f ms, measure %6.1f ms | longest step %6.1f ms",
 			label, 1e3*r.alone.WorstGap, 1e3*r.alone.LongTTFT, 1e3*r.alone.QuietP50, 1e3*r.py.WorstGap, 1e3*r.ms.WorstGap, 1e3*r.longest)
 		l.stop()
 	}
@@ -580,7 +590,7 @@ func TestLab(t *testing.T) {
 			t.Errorf("unchunked: the largest step carried %d tokens, want the whole long prompt (~8000)", u.most)
 		}
 		if u.alone.LongTTFT < 1 {
-			t.Errorf("the unchunked long prefill took %.2f s (run.py's long TTFT), want >= 1 s: raise --long-input-len", u.alone.LongTTFT)
+			t.Errorf("the unchunked long prefill took %.2f s (its long TTFT), want >= 1 s: raise --long-input-len", u.alone.LongTTFT)
 		}
 		// What each tool measured, against the engine's steps in the same
 		// run (a busy machine can stretch any one step, several times over:
@@ -596,8 +606,8 @@ func TestLab(t *testing.T) {
 			s           summary
 			steps       []step
 		}{
-			{"chunked", "run.py", c.alone, c.aloneSteps}, {"chunked", "run.py (together)", c.py, c.together}, {"chunked", "measure (together)", c.ms, c.together},
-			{"unchunked", "run.py", u.alone, u.aloneSteps}, {"unchunked", "run.py (together)", u.py, u.together}, {"unchunked", "measure (together)", u.ms, u.together},
+			{"chunked", "measure (alone)", c.alone, c.aloneSteps}, {"chunked", "run.py (together)", c.py, c.together}, {"chunked", "measure (together)", c.ms, c.together},
+			{"unchunked", "measure (alone)", u.alone, u.aloneSteps}, {"unchunked", "run.py (together)", u.py, u.together}, {"unchunked", "measure (together)", u.ms, u.together},
 		} {
 			longest, prompt := 0.0, 0.0
 			for _, s := range x.steps {
