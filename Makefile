@@ -23,19 +23,16 @@ build:
 test: deps tinylab-deps wasm test-native test-wasm
 
 # Packages that time real token streams (the lab server, the measuring client, run.py against them,
-# calibration from such a run, the tiny lab) and the browser suites run one after the other, after
-# the rest: two of them at once on two cores would distort each other's clocks.
+# calibration from such a run, the edge's live measurement through workerd, the tiny lab) and the
+# browser suites run one after the other, after the rest: two of them at once on two cores would
+# distort each other's clocks. Each runs once: their checks hold on a busy machine.
 REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
 LIVE     := ./cmd/worker/e2e ./cmd/tinylab/e2e
 SERIAL   := $(REALTIME) ./site/e2e $(LIVE)
 test-native:
 	$(GO) vet ./...
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$' | grep -vxF $(foreach p,$(REALTIME),-e servelab/$(patsubst ./%,%,$(p))))
-	$(GO) test -count=1 -timeout 30m -p 1 $(filter-out $(LIVE),$(SERIAL))
-	@# The edge's live measurement through workerd and a browser, and the tiny lab's real engine, time
-	@# real streams on this machine's CPUs: one stretched step on a shared 2-core machine can move a
-	@# run's worst gap, so a failed package is measured once more (both runs are printed).
-	for p in $(LIVE); do $(GO) test -count=1 -timeout 30m $$p || { echo "$$p: measuring once more"; $(GO) test -count=1 -timeout 30m $$p; } || exit 1; done
+	$(GO) test -count=1 -timeout 30m -p 1 $(SERIAL)
 
 # The pure packages again, compiled to wasm and run under node, as the browser runs them.
 test-wasm:

@@ -213,12 +213,14 @@ async function loop() {
       continue;
     }
     const end = performance.now();
-    let decodes = 0, prefill = 0;
+    let decodes = 0, prefill = 0, piece = 0;
     for (const w of work) {
-      if (w.prefill) prefill += w.n;
-      else decodes++;
+      if (w.prefill) {
+        prefill += w.n;
+        piece = Math.max(piece, w.n);
+      } else decodes++;
     }
-    steps.push({t: (start - t0) / 1000, dur: (end - start) / 1000, decodes, prefill, seqs: work.length});
+    steps.push({t: (start - t0) / 1000, dur: (end - start) / 1000, decodes, prefill, piece, seqs: work.length});
     if (steps.length > 20000) steps.splice(0, 10000);
     const ended = [];
     work.forEach(({r}, i) => {
@@ -392,7 +394,8 @@ const server = http.createServer((req, res) => {
   }
   if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJSON(res, 200, {ok: true});
   // The engine's own record of its recent steps: start and duration (s), decode
-  // tokens and prefill tokens carried. What a profile is fitted to, step by step.
+  // tokens and prefill tokens carried, the most of one prompt among them (piece).
+  // What a profile is fitted to, step by step.
   if (req.method === "GET" && path === "/tinylab/steps") {
     return sendJSON(res, 200, {config: {chunked: cfg.chunked, max_num_batched_tokens: cfg.budget, max_num_seqs: cfg.maxNumSeqs, max_model_len: cfg.maxModelLen, threads: cfg.threads}, steps});
   }

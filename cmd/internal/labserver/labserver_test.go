@@ -352,56 +352,80 @@ func TestStreamsFollowTheEngineClock(t *testing.T) {
 	}
 }
 
+// The self-test's promise: every stream gets a token every cadence, on one
+// grid, and each frame says when it was sent, so that a client can tell its
+// own timing error from the server's. On a busy machine the server may fall
+// behind the grid and catch up (its frames then late, its own stats say by
+// how much): the checks hold against that observed lateness, and the
+// server's precision itself is bench-lab's figure, not a unit test's.
 func TestCadenceSelfTest(t *testing.T) {
 	const d = 5 * time.Millisecond
+	const n = 40
 	s, url := start(t, func(c *Config) { c.Cadence = d })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var all []float64
+	var spans []float64 // per stream: last send stamp minus first
+	var clientErr []float64
+	all := 0
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, fs, err := openStream(t, context.Background(), url, "/v1/completions", `{"prompt":"x","max_tokens":40,"stream":true}`)
+			_, fs, err := openStream(t, context.Background(), url, "/v1/completions", fmt.Sprintf(`{"prompt":"x","max_tokens":%d,"stream":true}`, n))
 			if err != nil {
 				t.Error(err)
 			}
-			// Every token frame carries the server's send time, rising, d apart.
+			// Every token frame carries the server's send time, rising; the
+			// client's gaps are the server's send gaps plus its own error.
 			var prev float64
-			var diffs []float64
+			var stamps []float64
 			for i, f := range fs[:len(fs)-1] {
 				st, ok := f.data["servelab_t"].(float64)
 				if !ok || st < prev {
 					t.Errorf("frame %d: servelab_t %v after %v", i, f.data["servelab_t"], prev)
 				}
-				if i > 0 {
-					diffs = append(diffs, st-prev)
-				}
+				stamps = append(stamps, st)
 				prev = st
 			}
-			if med := sim.Percentile(diffs, 50); math.Abs(med-d.Seconds()) > 0.3e-3 {
-				t.Errorf("send stamps %.3f ms apart (median), cadence %v", med*1e3, d)
-			}
+			g := gaps(fs)
 			mu.Lock()
-			all = append(all, gaps(fs)...)
-			mu.Unlock()
+			defer mu.Unlock()
+			all += len(g)
+			if len(stamps) == n && len(g) == n-1 {
+				spans = append(spans, stamps[n-1]-stamps[0])
+				for i, x := range g {
+					clientErr = append(clientErr, math.Abs(x-(stamps[i+1]-stamps[i])))
+				}
+			}
 		}()
 	}
 	wg.Wait()
-	if len(all) != 8*39 {
-		t.Fatalf("%d gaps", len(all))
-	}
-	med := sim.Percentile(all, 50)
-	if math.Abs(med-d.Seconds()) > 0.3e-3 {
-		t.Errorf("median gap %.3f ms, cadence %v", med*1e3, d)
+	if all != 8*(n-1) || len(spans) != 8 {
+		t.Fatalf("%d gaps, %d whole streams", all, len(spans))
 	}
 	// The handlers record a frame after writing it; let the last ones finish.
 	for i := 0; i < 100 && s.Stats(false).Active > 0; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if st := s.Stats(false); st.Frames != 8*40 || st.Mode != "cadence" || st.LateP50ms > 2 {
+	st := s.Stats(false)
+	if st.Frames != 8*n || st.Mode != "cadence" {
 		t.Errorf("stats %+v", st)
 	}
+	// Each stream's frames were sent on the grid: n-1 cadences from its
+	// first to its last, give or take the lateness the server reports (a
+	// first frame sent late, a last one on time). A server off its cadence
+	// (a token every 2.5 ms, or every 10) is off by many cadences.
+	late := st.LateMaxms / 1e3
+	for _, span := range spans {
+		if want := float64(n-1) * d.Seconds(); math.Abs(span-want) > late+0.3e-3 {
+			t.Errorf("a stream's frames were sent over %.2f ms, want %d cadences, %.1f ms, give or take the server's lateness %.2f ms", span*1e3, n-1, want*1e3, late*1e3)
+		}
+	}
+	// What a client measures is what was sent: its median error is small.
+	if med := sim.Percentile(clientErr, 50); med > 0.3e-3 {
+		t.Errorf("the client's gaps are %.3f ms (median) off the server's send gaps", med*1e3)
+	}
+	t.Logf("server late p50 %.2f ms, max %.2f ms; client error p50 %.3f ms", st.LateP50ms, st.LateMaxms, 1e3*sim.Percentile(clientErr, 50))
 }
 
 // Clients that vanish mid-stream cost the server nothing lasting: their
