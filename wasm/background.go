@@ -66,8 +66,7 @@ func (a *App) startBackground(s play.State, gen int) {
 		a.post(func() {
 			if a.gen == gen {
 				a.rates = ptsCopy
-				a.render()
-				a.publish()
+				a.renderFigures()
 			}
 		})
 		hi := math.Min(sim.MaxRate, math.Max(400, 4*s.F("rate")))
@@ -87,8 +86,7 @@ func (a *App) startBackground(s play.State, gen int) {
 				return
 			}
 			a.figs.Goodput, a.figs.GoodputNote = g, note
-			a.render()
-			a.publish()
+			a.renderFigures()
 			// On the page's clock, for the benchmark: both panels are shown.
 			a.win.Set("servelabPanelsMs", a.win.Get("performance").Call("now"))
 		})

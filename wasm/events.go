@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"syscall/js"
+	"time"
 
 	"servelab/wasm/play"
 )
@@ -122,6 +123,7 @@ func (a *App) handle(ev event) {
 
 // change applies one setting from a control and re-simulates.
 func (a *App) change(key, value string) {
+	a.changedAt = time.Now()
 	if a.cmp.pair.On && a.cmp.editB && !play.Shared(key) {
 		// The form edits run B: A keeps its settings.
 		a.notes = nil
@@ -143,13 +145,22 @@ func (a *App) change(key, value string) {
 		a.info = ""
 	}
 	if (key == "slottft" || key == "slotpot") && a.run != nil && !a.cmp.pair.On && a.simErr == "" {
-		// The run does not read its SLO, only its figures do (handle
-		// recomputes them): no re-simulation.
+		// The run does not read its SLO, only its figures do: no re-simulation.
 		a.run.State.Set(key, value)
-		a.urlDirty = true
+		a.refigure()
 		return
 	}
 	a.needSim = true
+}
+
+// refigure recomputes the figures of the run the page has (its SLO moved,
+// the run itself is the same), redraws and restarts the background figures.
+func (a *App) refigure() {
+	a.figs = a.run.Figures()
+	a.rates = nil
+	a.dirty, a.urlDirty = true, true
+	a.renderFigures()
+	a.bgPending, a.bgAt = true, a.changedAt.Add(bgRest)
 }
 
 // applyPreset resets the settings to a preset; its title and description stay on screen.

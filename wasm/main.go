@@ -53,6 +53,7 @@ type App struct {
 	figs      play.Figures
 	rates     []play.RatePoint
 	bgPending bool
+	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
 	bgAt      time.Time
 
 	view      View
@@ -217,6 +218,17 @@ func (a *App) ui() *uiState {
 func (a *App) render() {
 	u := a.ui()
 	for _, p := range a.pn.all() {
+		a.guard("a panel", func() { p.render(a.pg, u) })
+	}
+	a.publish()
+}
+
+// renderFigures refreshes what the background figures change: the figures
+// (goodput, latency vs rate) and compare mode's table. Rendering every
+// panel would cost a frame.
+func (a *App) renderFigures() {
+	u := a.ui()
+	for _, p := range []panel{&a.pn.figures, a.pn.compare} {
 		a.guard("a panel", func() { p.render(a.pg, u) })
 	}
 	a.publish()
@@ -453,9 +465,10 @@ func (a *App) resimulate() {
 	}
 	a.render()
 	a.urlDirty = true
-	// The sweep and goodput start once the settings rest for a few frames:
-	// while a slider is dragged they would only be cancelled.
-	a.bgPending, a.bgAt = true, time.Now().Add(bgRest)
+	// The sweep and goodput start once the settings rest for a few frames
+	// after the last change (while a slider is dragged they would only be
+	// cancelled); this re-simulation counts as part of the rest.
+	a.bgPending, a.bgAt = true, a.changedAt.Add(bgRest)
 }
 
 // locateStep turns a global step index into (row, index).

@@ -108,6 +108,7 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	open(b, ctx, serve(b)+"?preset=compare-chunking")
 	waitFor(b, ctx, `servelab.figures().b && servelab.figures().b.submitted === 1500`, "both runs")
 	var costs []float64
+	var collected []bool // a garbage collection ran during the sample
 	var parts [][3]float64
 	var rates []float64
 	for r := 10.0; r <= 40; r += 2 {
@@ -118,11 +119,12 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	}
 	for i := 0; i < 3; i++ {
 		for _, r := range rates {
-			gen := eval[int](b, ctx, `servelab.timings().gen`)
+			before := eval[map[string]float64](b, ctx, `servelab.timings()`)
 			setRange(b, ctx, "rate", r)
-			waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "the redraw")
+			waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, int(before["gen"])), "the redraw")
 			t := eval[map[string]float64](b, ctx, `servelab.timings()`)
 			costs = append(costs, t["simMs"]+t["drawMs"])
+			collected = append(collected, t["gcs"] > before["gcs"])
 			parts = append(parts, [3]float64{t["simMs"] - t["simMsB"], t["simMsB"], t["drawMs"]})
 		}
 	}
@@ -137,6 +139,7 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	if n := eval[float64](b, ctx, `servelab.figures().b.submitted`); n != 1500 {
 		b.Fatalf("run B has %v requests, want 1500", n)
 	}
+	logCollections(b, costs[len(rates):], collected[len(rates):])
 	warm := costs[len(rates):]
 	sort.Float64s(warm)
 	p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
@@ -161,15 +164,18 @@ func BenchmarkBrowserLab(b *testing.B) {
 	for _, preset := range []string{"lab-unchunked", "lab-chunked"} {
 		open(b, ctx, base+"?preset="+preset)
 		var costs []float64
+		var collected []bool
 		for i := 0; i < 3; i++ {
 			for _, v := range []float64{24000, 28000, 32000, 36000, 40000, 30000, 26000, 34000, 38000, 32000} {
-				gen := eval[int](b, ctx, `servelab.timings().gen`)
+				before := eval[map[string]float64](b, ctx, `servelab.timings()`)
 				setRange(b, ctx, "long", v)
-				waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "the redraw")
+				waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, int(before["gen"])), "the redraw")
 				t := eval[map[string]float64](b, ctx, `servelab.timings()`)
 				costs = append(costs, t["simMs"]+t["drawMs"])
+				collected = append(collected, t["gcs"] > before["gcs"])
 			}
 		}
+		logCollections(b, costs[10:], collected[10:])
 		warm := costs[10:] // the first sweep runs while the browser tiers up its compiler
 		sort.Float64s(warm)
 		p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
@@ -210,4 +216,26 @@ func BenchmarkBrowserPanels(b *testing.B) {
 	if p50 > budgetPanelsMs {
 		b.Errorf("panels p50 %.0f ms > %.0f ms", p50, budgetPanelsMs)
 	}
+}
+
+// logCollections says how many samples a garbage collection ran in, and
+// the p50/p95 of the samples with and without one (where a tail comes from).
+func logCollections(b *testing.B, costs []float64, collected []bool) {
+	var with, without []float64
+	for i, c := range costs {
+		if collected[i] {
+			with = append(with, c)
+		} else {
+			without = append(without, c)
+		}
+	}
+	q := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		xs = append([]float64(nil), xs...)
+		sort.Float64s(xs)
+		return fmt.Sprintf("p50 %.1f ms, p95 %.1f ms", xs[len(xs)/2], xs[(len(xs)*95+99)/100-1])
+	}
+	b.Logf("%d of %d samples ran a garbage collection (%s); without one: %s", len(with), len(costs), q(with), q(without))
 }

@@ -467,3 +467,25 @@ func TestReducedMotionIsRespected(t *testing.T) {
 	eval[any](t, ctx, `document.getElementById("play").click()`)
 	waitFor(t, ctx, `servelab.getState().cursor > 0`, "playback to advance")
 }
+
+// TestSLOMoveRefigures: a new SLO changes the attainment and restarts the
+// goodput on the run the page has, without simulating it again (a run does
+// not read its SLO).
+func TestSLOMoveRefigures(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2&lang=en")
+	waitFor(t, ctx, `servelab.figures().goodput >= 0`, "the first goodput")
+	att := eval[float64](t, ctx, `servelab.figures().attainment`)
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[chromedp.Void](t, ctx, `(() => { const e = document.getElementById("slotpot"); e.value = "0.5"; e.dispatchEvent(new Event("change", {bubbles: true})); e.dispatchEvent(new Event("input", {bubbles: true})); })()`)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.figures().attainment !== %v && servelab.figures().goodput >= 0`, att), "the attainment and goodput for the new SLO")
+	if got := eval[float64](t, ctx, `servelab.figures().attainment`); got >= att {
+		t.Errorf("a 0.5 ms TPOT SLO gives attainment %v, was %v with 15 ms", got, att)
+	}
+	if g := eval[int](t, ctx, `servelab.timings().gen`); g != gen {
+		t.Errorf("the SLO move simulated again (generation %d → %d)", gen, g)
+	}
+	if !strings.Contains(eval[string](t, ctx, `location.search`), "slotpot=0.5") {
+		t.Errorf("the new SLO is not in the URL: %s", eval[string](t, ctx, `location.search`))
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"syscall/js"
 	"testing"
 
-	"servelab/sim"
 )
 
 // BenchmarkPresets is the page's re-simulation of each preset, as a slider
@@ -33,7 +32,7 @@ func BenchmarkPresets(b *testing.B) {
 }
 
 // BenchmarkPanels is the page's background figures for the demo-2 preset:
-// the latency-vs-rate points and the goodput search (see wasm/controls.go).
+// the latency-vs-rate points and the goodput search (see wasm/background.go).
 func BenchmarkPanels(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	s, _ := ParseQuery("preset=demo2")
@@ -43,10 +42,7 @@ func BenchmarkPanels(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, _, err := sim.Goodput(func(rate float64) (float64, error) {
-			_, att, err := AttainmentAt(s, rate)
-			return att, err
-		}, 0.9, 400); err != nil {
+		if _, _, err := Goodput(s, 400, func() error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
