@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"syscall/js"
 	"testing"
-
 )
 
 // BenchmarkPresets is the page's re-simulation of each preset, as a slider
