@@ -10,9 +10,8 @@ type Lecture struct {
 	Prompt int
 	Output int
 	Seed   uint64
-	// Reuse, when set, is memory every run of the demos reuses: only for
-	// jobs run one at a time (a page's); nil lets them run in parallel.
-	Reuse *Scratch
+	// reuse, when set, is memory the demos' runs reuse (see LectureJob.Run).
+	reuse *Scratch
 }
 
 // workload is the lecture's Poisson workload at one rate.
@@ -29,7 +28,7 @@ func (l Lecture) searchWorkload() Workload {
 
 // run simulates the lecture's workload at rate under policy p.
 func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
-	return l.runOn(p, rate, l.Reuse.runScratch())
+	return l.runOn(p, rate, l.reuse.runScratch())
 }
 
 // runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
@@ -85,7 +84,7 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	sc := l.Reuse.runScratch()    // each run's figures are taken before the next
+	sc := l.reuse.runScratch()    // each run's figures are taken before the next
 	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests)
 	if err != nil {
 		return row, err
@@ -119,7 +118,7 @@ func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float6
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), Demo3SLO(which, slo), attainment, hi, l.Reuse)
+	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), Demo3SLO(which, slo), attainment, hi, l.reuse)
 	return g, err
 }
 
@@ -187,7 +186,7 @@ func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment, guess float64) (S
 	hi := 1.5 * guess
 	wl := l.searchWorkload()
 	for {
-		total, perGPU, saturated, err := clusterGoodput(c, wl, slo, attainment, hi, l.Reuse)
+		total, perGPU, saturated, err := clusterGoodput(c, wl, slo, attainment, hi, l.reuse)
 		if err != nil || !saturated || hi >= MaxRate/4 {
 			return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
 		}
@@ -284,7 +283,11 @@ type DemoConfig struct {
 // which demo it fills, so a page can run only the one it shows.
 type LectureJob struct {
 	Demo int
-	Run  func() error
+	// Run runs the job; its runs reuse mem when it is not nil. One
+	// Scratch must serve one job at a time: a caller running jobs one
+	// after another passes the same, one running them in parallel gives
+	// each worker its own (or nil).
+	Run func(mem *Scratch) error
 	// Key is everything the job reads beside its Lecture, and Out the slot
 	// Run fills (*Demo2Row, *float64, *Split or *Demo4Row): the same
 	// Lecture and Key give the same Out, so a caller may keep results.
@@ -303,6 +306,12 @@ type LectureJobKey struct {
 	Guess      float64 // a split's search start (the arithmetic's total)
 }
 
+// on is l with its runs on mem's memory.
+func (l Lecture) on(mem *Scratch) Lecture {
+	l.reuse = mem
+	return l
+}
+
 // Interference returns the demos' result with demo 1 filled in and the jobs
 // that fill demos 2, 3 (its single instances) and 4. After they ran,
 // Demo3Splits does demo 3's arithmetic and returns its last jobs.
@@ -318,15 +327,18 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 		kind string
 		dst  *float64
 	}{{"colocated", &res.Demo3.Colocated}, {"prefill-only", &res.Demo3.Prefill}, {"decode-only", &res.Demo3.Decode}} {
-		jobs = append(jobs, LectureJob{Demo: 3, Run: func() (err error) { *k.dst, err = l.Demo3Goodput(k.kind, d.SLO, d.Attainment); return },
+		jobs = append(jobs, LectureJob{Demo: 3, Run: func(mem *Scratch) (err error) {
+			*k.dst, err = l.on(mem).Demo3Goodput(k.kind, d.SLO, d.Attainment)
+			return
+		},
 			Key: LectureJobKey{Kind: "demo3 " + k.kind, SLO: Demo3SLO(k.kind, d.SLO), Attainment: d.Attainment}, Out: k.dst})
 	}
 	for i, r := range d.Rates {
-		jobs = append(jobs, LectureJob{Demo: 2, Run: func() (err error) { res.Demo2[i], err = l.Demo2Rate(r); return },
+		jobs = append(jobs, LectureJob{Demo: 2, Run: func(mem *Scratch) (err error) { res.Demo2[i], err = l.on(mem).Demo2Rate(r); return },
 			Key: LectureJobKey{Kind: "demo2", Rate: r}, Out: &res.Demo2[i]})
 	}
 	for i, b := range d.Budgets {
-		jobs = append(jobs, LectureJob{Demo: 4, Run: func() (err error) { res.Demo4[i], err = l.Demo4Row(d.Rate4, b); return },
+		jobs = append(jobs, LectureJob{Demo: 4, Run: func(mem *Scratch) (err error) { res.Demo4[i], err = l.on(mem).Demo4Row(d.Rate4, b); return },
 			Key: LectureJobKey{Kind: "demo4", Rate: d.Rate4, Budget: b}, Out: &res.Demo4[i]})
 	}
 	return res, jobs
@@ -349,8 +361,8 @@ func (l Lecture) Demo3Splits(res *Interference) []LectureJob {
 	d.Simulated = make([]Split, len(splits))
 	jobs := make([]LectureJob, len(splits))
 	for i, s := range splits {
-		jobs[i] = LectureJob{Demo: 3, Run: func() (err error) {
-			d.Simulated[i], err = l.SimulatedSplit(s.Prefill, s.Decode, d.SLO, d.Attainment, s.Total)
+		jobs[i] = LectureJob{Demo: 3, Run: func(mem *Scratch) (err error) {
+			d.Simulated[i], err = l.on(mem).SimulatedSplit(s.Prefill, s.Decode, d.SLO, d.Attainment, s.Total)
 			return
 		}, Key: LectureJobKey{Kind: "demo3 split", SLO: d.SLO, Attainment: d.Attainment, X: s.Prefill, Y: s.Decode, Guess: s.Total}, Out: &d.Simulated[i]}
 	}

@@ -5,17 +5,17 @@ import (
 	"testing"
 )
 
-// lectureTables runs every demo job of l, one after another.
-func lectureTables(t *testing.T, l Lecture, d Demos) *Interference {
+// lectureTables runs every demo job of l, one after another on mem.
+func lectureTables(t *testing.T, l Lecture, d Demos, mem *Scratch) *Interference {
 	t.Helper()
 	res, jobs := l.Interference(d)
 	for _, j := range jobs {
-		if err := j.Run(); err != nil {
+		if err := j.Run(mem); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, j := range l.Demo3Splits(res) {
-		if err := j.Run(); err != nil {
+		if err := j.Run(mem); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,9 +32,8 @@ func TestLectureReuseIsExact(t *testing.T) {
 		d := LectureDemos(SLO{TTFT: 0.2, TPOT: 0.015})
 		d.Rates = []float64{10, 40}
 		l := Lecture{Step: step, N: w.n, Prompt: w.prompt, Output: w.output}
-		want := lectureTables(t, l, d)
-		l.Reuse = shared
-		got := lectureTables(t, l, d)
+		want := lectureTables(t, l, d, nil)
+		got := lectureTables(t, l, d, shared)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%+v: tables with a reused Scratch differ:\n got %+v\nwant %+v", w, got, want)
 		}

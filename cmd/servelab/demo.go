@@ -65,8 +65,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 
 // computeInterference runs every demo (sim.Lecture.Interference, the same
 // jobs the page runs one by one). The jobs are independent, so they go in
-// parallel here, one worker per CPU; the results are the same in any
-// order. Demo 3's single instances go first and its split searches (which
+// parallel here, one worker per CPU, each on its own memory; the results
+// are the same in any order. Demo 3's single instances go first and its split searches (which
 // need their goodputs) go ahead of the rest as soon as they can, so the
 // longest chain starts early.
 func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error) {
@@ -84,7 +84,7 @@ func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error
 			single++
 		}
 	}
-	work := func() {
+	work := func(mem *sim.Scratch) {
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -97,7 +97,7 @@ func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error
 			j := jobs[0]
 			jobs = jobs[1:]
 			mu.Unlock()
-			jerr := j.Run()
+			jerr := j.Run(mem)
 			mu.Lock()
 			pending--
 			if jerr != nil && err == nil {
@@ -117,7 +117,7 @@ func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
-		go func() { defer wg.Done(); work() }()
+		go func() { defer wg.Done(); work(&sim.Scratch{}) }() // a worker's runs reuse its memory
 	}
 	wg.Wait()
 	if err != nil {

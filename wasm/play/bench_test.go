@@ -67,14 +67,14 @@ func BenchmarkChapterJobs(b *testing.B) {
 				res, jobs := l.Interference(d)
 				for _, j := range jobs {
 					if j.Demo == ch.Demo {
-						if err := j.Run(); err != nil {
+						if err := j.Run(&lectureMemory); err != nil {
 							b.Fatal(err)
 						}
 					}
 				}
 				if ch.Demo == 3 {
 					for _, j := range l.Demo3Splits(res) {
-						if err := j.Run(); err != nil {
+						if err := j.Run(&lectureMemory); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -52,7 +52,7 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 	if err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}
-	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed")), Reuse: &lectureMemory}
+	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed"))}
 	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}
@@ -129,14 +129,14 @@ type jobKey struct {
 // A nil cache only runs the job; a failed job is not kept.
 func (c *LectureCache) RunJob(l sim.Lecture, j sim.LectureJob) (bool, error) {
 	if c == nil || j.Key.Kind == "" {
-		return false, j.Run()
+		return false, j.Run(&lectureMemory)
 	}
 	k := jobKey{l, j.Key}
 	if v, ok := c.jobs[k]; ok && setSlot(j.Out, v) {
 		c.Hits++
 		return true, nil
 	}
-	if err := j.Run(); err != nil {
+	if err := j.Run(&lectureMemory); err != nil {
 		return false, err
 	}
 	v, ok := slotValue(j.Out)

@@ -115,7 +115,7 @@ func TestLectureCacheIsBounded(t *testing.T) {
 	job := func(i int) sim.LectureJob {
 		var out float64
 		return sim.LectureJob{Demo: 2, Key: sim.LectureJobKey{Kind: "test", Rate: float64(i)}, Out: &out,
-			Run: func() error { runs++; out = float64(i); return nil }}
+			Run: func(*sim.Scratch) error { runs++; out = float64(i); return nil }}
 	}
 	for i := 0; i < maxCachedJobs+100; i++ {
 		c.RunJob(sim.Lecture{}, job(i))
