@@ -20,7 +20,7 @@ var errCancelled = errors.New("cancelled")
 
 // startBackground computes the latency-vs-rate sweep and the goodput for
 // state s without holding up the page: each simulation yields to the
-// browser, and a newer change cancels the job.
+// browser, and a newer change (a new figures generation gen) cancels the job.
 func (a *App) startBackground(s play.State, gen int) {
 	if a.simErr != "" {
 		return
@@ -44,7 +44,7 @@ func (a *App) startBackground(s play.State, gen int) {
 				last = time.Now()
 			}
 			a.mu.Lock()
-			cur, pending := a.pub.gen, a.pub.simPending
+			cur, pending := a.pub.figGen, a.pub.simPending
 			a.mu.Unlock()
 			if cur != gen || pending {
 				return errCancelled
@@ -64,7 +64,7 @@ func (a *App) startBackground(s play.State, gen int) {
 		}
 		ptsCopy := pts
 		a.post(func() {
-			if a.gen == gen {
+			if a.figGen == gen {
 				a.rates = ptsCopy
 				a.renderFigures()
 			}
@@ -82,7 +82,7 @@ func (a *App) startBackground(s play.State, gen int) {
 			note = play.Tf(a.lang, "note.saturated", hi)
 		}
 		a.post(func() {
-			if a.gen != gen {
+			if a.figGen != gen {
 				return
 			}
 			a.figs.Goodput, a.figs.GoodputNote = g, note
@@ -95,9 +95,13 @@ func (a *App) startBackground(s play.State, gen int) {
 
 // pickBackground starts the background figures once the settings have rested.
 func (a *App) pickBackground() {
+	if a.lec != nil && a.lec.pending() {
+		return // a chapter's table comes first: they would share the one thread
+	}
 	if a.bgPending && time.Now().After(a.bgAt) {
 		a.bgPending = false
-		a.startBackground(a.state.Clone(), a.gen)
+		a.publish() // (the background checks the published figures' generation)
+		a.startBackground(a.state.Clone(), a.figGen)
 	}
 }
 

@@ -157,6 +157,7 @@ func (a *App) change(key, value string) {
 // the run itself is the same), redraws and restarts the background figures.
 func (a *App) refigure() {
 	a.figs = a.run.Figures()
+	a.figGen++
 	a.rates = nil
 	a.dirty, a.urlDirty = true, true
 	a.renderFigures()

@@ -53,6 +53,7 @@ type App struct {
 	figs      play.Figures
 	rates     []play.RatePoint
 	bgPending bool
+	figGen    int // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
 	bgAt      time.Time
 
@@ -97,6 +98,7 @@ type published struct {
 	simMs    float64
 	drawMs   float64
 	gen      int
+	figGen   int // the figures' generation (App.figGen)
 	drawnGen int
 	err      string
 	notes    []string
@@ -459,6 +461,7 @@ func (a *App) resimulate() {
 	if a.run != nil {
 		a.figs = a.run.Figures()
 	}
+	a.figGen++
 	a.rates = nil
 	if a.lec != nil {
 		a.lec.settingsChanged(a.state)
@@ -498,7 +501,7 @@ func (a *App) publish() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]play.RatePoint(nil), a.rates...),
-		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, drawnGen: a.drawnGen, err: a.simErr,
+		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, figGen: a.figGen, drawnGen: a.drawnGen, err: a.simErr,
 		notes: append([]string(nil), a.notes...), simPending: a.needSim}
 	for _, o := range a.overlays {
 		if o != nil {

@@ -488,4 +488,14 @@ func TestSLOMoveRefigures(t *testing.T) {
 	if !strings.Contains(eval[string](t, ctx, `location.search`), "slotpot=0.5") {
 		t.Errorf("the new SLO is not in the URL: %s", eval[string](t, ctx, `location.search`))
 	}
+	// Two moves in a row: the goodput shown is the last SLO's, as a page
+	// opened on it computes it (the first move's search is cancelled).
+	eval[chromedp.Void](t, ctx, `(() => { const e = document.getElementById("slotpot"); for (const v of ["9", "40"]) { e.value = v; e.dispatchEvent(new Event("input", {bubbles: true})); } })()`)
+	waitFor(t, ctx, `servelab.figures().goodput >= 0 && location.search.includes("slotpot=40")`, "the goodput for the last SLO")
+	got := eval[float64](t, ctx, `servelab.figures().goodput`)
+	open(t, ctx, serve(t)+"?preset=demo2&lang=en&slotpot=40")
+	waitFor(t, ctx, `servelab.figures().goodput >= 0`, "a fresh page's goodput")
+	if want := eval[float64](t, ctx, `servelab.figures().goodput`); got != want {
+		t.Errorf("after two SLO moves the goodput is %v; a page opened on the last SLO says %v", got, want)
+	}
 }
