@@ -53,7 +53,7 @@ type App struct {
 	figs      play.Figures
 	rates     []play.RatePoint
 	bgPending bool
-	figGen    int // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
+	figGen    int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
 	bgAt      time.Time
 
