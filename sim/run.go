@@ -45,6 +45,10 @@ func (r *Result) TPOT() float64 {
 // Config.CountGaps); the engine goes on appending to it.
 func (e *Engine) Gaps() []GapCount { return e.gaps }
 
+// CountGapsInto has the engine count its gaps in buf's memory (a caller
+// running one engine after another reuses it); call it before the first step.
+func (e *Engine) CountGapsInto(buf []GapCount) { e.gaps = buf[:0] }
+
 // Results returns every submitted request's outcome so far, in submission order.
 func (e *Engine) Results() []Result {
 	e.settleAll()

@@ -221,6 +221,7 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 // they are not numbered by position (identity).
 func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), buf buffers, byID idIndex, identity bool) {
 	its, items, offs := buf.its[:0], buf.items[:0], buf.offs[:0]
+	e.CountGapsInto(buf.gaps)
 	// While each step is at hand, note what the view needs (see indexer).
 	r.byID = byID
 	x := r.newIndexer(len(e.Results()), identity, buf.itl)
@@ -256,7 +257,7 @@ func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), bu
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
-	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, arrivals: buf.arrivals}
+	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: buf.arrivals}
 	r.recycle = func() { pool = append(pool, r.buf) }
 }
 
@@ -276,6 +277,7 @@ type buffers struct {
 	items    []sim.Item
 	offs     []int
 	itl      []GapAt
+	gaps     []sim.GapCount
 	arrivals []sim.Arrival // the lab's
 }
 
