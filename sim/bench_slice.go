@@ -173,7 +173,7 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 	tk.lo, tk.span = 0.1, 0.9
 	firstLit := -1
 	if rewrote {
-		firstLit = firstLiteral(data)
+		firstLit = firstLiteral(data, d)
 	}
 	sr := &sliceRead{name: name, d: d, tk: tk, res: res, firstLit: firstLit, orig: data, chunk: chunk}
 	i := skipWS(d, 0)
@@ -989,25 +989,11 @@ func quoteChar(c byte) string {
 	return "'" + s[1:len(s)-1] + "'"
 }
 
-// firstLiteral is where pyJSON rewrites its first literal.
-func firstLiteral(data []byte) int {
-	inStr, esc := false, false
-	for i, c := range data {
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inStr = true
-		case bytes.HasPrefix(data[i:], []byte("NaN")), bytes.HasPrefix(data[i:], []byte("-Infinity")), bytes.HasPrefix(data[i:], []byte("Infinity")):
+// firstLiteral is where pyJSON rewrote its first literal: the output is
+// the input byte for byte up to there.
+func firstLiteral(orig, rewritten []byte) int {
+	for i := range min(len(orig), len(rewritten)) {
+		if orig[i] != rewritten[i] {
 			return i
 		}
 	}

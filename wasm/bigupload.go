@@ -96,7 +96,9 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 		}
 		return nil
 	}
-	done := func(o *play.Overlay, err error) {
+	// finish ends the upload on the Update goroutine: cancelled, failed
+	// (bad names the message), or ok with what was read.
+	finish := func(err error, bad string, ok func()) {
 		a.post(func() {
 			if a.big.cancel != cancel {
 				return
@@ -109,33 +111,20 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 			case err != nil:
 				a.big = bigUpload{}
 				a.render()
-				a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
+				a.message(play.Tf(a.lang, bad, err.Error()), true)
 			default:
-				a.addOverlay(name, o)
+				ok()
 			}
 		})
 	}
+	done := func(o *play.Overlay, err error) { finish(err, "up.bad", func() { a.addOverlay(name, o) }) }
 	// A trace becomes the workload, as a small one does (loadMeasured).
 	doneTrace := func(reqs []sim.Request, err error) {
-		a.post(func() {
-			if a.big.cancel != cancel {
-				return
-			}
-			a.big.running = false
-			switch {
-			case errors.Is(err, errCancelled):
-				a.info = play.Tf(a.lang, "big.cancelled", name)
-				a.render()
-			case err != nil:
-				a.big = bigUpload{}
-				a.render()
-				a.message(play.Tf(a.lang, "up.badtrace", err.Error()), true)
-			default:
-				n := play.UseTrace(name, reqs)
-				a.change("workload", "trace")
-				a.info = play.Tf(a.lang, "up.trace", name, n)
-				a.render()
-			}
+		finish(err, "up.badtrace", func() {
+			n := play.UseTrace(name, reqs)
+			a.change("workload", "trace")
+			a.info = play.Tf(a.lang, "up.trace", name, n)
+			a.render()
 		})
 	}
 	var then, catch js.Func
