@@ -108,7 +108,7 @@ func (a *App) installAPI() {
 		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
 			"reducedMotion": a.reduced, "projector": p.projector,
 			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning,
-			"liveEdge": p.liveEdge}
+			"liveEdge": p.liveEdge, "simulating": p.simPending}
 	})
 	// liveResult is the last measurement through the edge proxy as lab JSON ("" before one ended).
 	fn("liveResult", func([]js.Value) any { return snap().liveJSON })
@@ -152,9 +152,9 @@ func jsonParse(s string) js.Value { return js.Global().Get("JSON").Call("parse",
 // figuresJSONOf is the figures export: what is shown, in seconds and req/s.
 // In compare mode it is {"a": run A's, "b": run B's}.
 func figuresJSONOf(p published) string {
-	var out any = runFiguresJSON(p.state, p.figs, p.kvA, p.rates, p.err, p)
+	var out any = runFiguresJSON(p.figState, p.figs, p.kvA, p.rates, p.err, p)
 	if p.cmpOn {
-		out = map[string]any{"a": out, "b": runFiguresJSON(p.stateB, p.figsB, p.kvB, nil, p.errB, p)}
+		out = map[string]any{"a": out, "b": runFiguresJSON(p.figStateB, p.figsB, p.kvB, nil, p.errB, p)}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -178,6 +178,9 @@ func runFiguresJSON(st play.State, f play.Figures, kv kvFigures, rates []play.Ra
 	}
 	if f.Goodput >= 0 {
 		out["goodput"] = f.Goodput
+	}
+	if p.simPending {
+		out["simulating"] = true // these figures (and query) are the last run's; the settings' run is under way
 	}
 	if errText != "" {
 		out["error"] = errText

@@ -31,8 +31,10 @@ type pane struct {
 	geo geom
 }
 
-// simulateB re-simulates run B after run A (compare mode only).
-func (a *App) simulateB() {
+// startB settles run B after run A (compare mode): it reports whether B
+// must be simulated again (rs's job is then B's); else B stands or is
+// dropped.
+func (a *App) startB(rs *resim) bool {
 	c := &a.cmp
 	var notes []string
 	c.stateB, notes = c.pair.StateB(a.state)
@@ -40,15 +42,22 @@ func (a *App) simulateB() {
 		a.notes = append(a.notes, notes...)
 	}
 	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == play.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
-		return // only run A's own settings changed: B stands
+		return false // only run A's own settings changed: B stands
 	}
+	if !c.pair.On {
+		c.runB.Recycle()
+		c.runB, c.errB = nil, ""
+		return false
+	}
+	return true
+}
+
+// landB shows run B's new run (or why it has none).
+func (a *App) landB(r *play.SimRun, err error) {
+	c := &a.cmp
 	c.runB.Recycle()
 	c.runB, c.errB = nil, ""
-	if !c.pair.On {
-		return
-	}
 	c.filesB = play.FilesGen()
-	r, err := play.Simulate(c.stateB)
 	if err != nil {
 		c.errB = err.Error()
 		c.figsB = play.Figures{Goodput: -1}

@@ -233,7 +233,7 @@ func (a *App) openChapter(id string, preset bool) {
 // tickLecture advances the open chapter's table, before the timeline
 // re-simulates: the table is what the student moved the slider for.
 func (a *App) tickLecture(frame time.Time) {
-	if a.lec == nil || a.run == nil && a.needSim {
+	if a.lec == nil || a.run == nil && (a.needSim || a.rs != nil) {
 		return // nothing is drawn yet: the timeline comes first
 	}
 	defer func() {
@@ -249,7 +249,7 @@ func (a *App) tickLecture(frame time.Time) {
 		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
 	}
 	main := a.run // the timeline's run, unless a change waits for its re-simulation
-	if a.needSim {
+	if a.needSim || a.rs != nil {
 		main = nil
 	}
 	if a.lec.tick(a.state, main, frame) {

@@ -48,7 +48,8 @@ type App struct {
 	notes     []string
 	gen       int // bumps on every re-simulation
 	needSim   bool
-	dirty     bool // the canvas must be repainted
+	rs        *resim // a re-simulation under way (nil: none)
+	dirty     bool   // the canvas must be repainted
 	drawnGen  int
 	figs      play.Figures
 	rates     []play.RatePoint
@@ -105,6 +106,8 @@ type published struct {
 	overlays int
 	// simPending: a change waits for its re-simulation (background figures are stale)
 	simPending bool
+	// figState(B): the state of the run(s) whose figures are shown
+	figState, figStateB play.State
 	// compare mode: run B's state and figures
 	cmpOn  bool
 	stateB play.State
@@ -319,19 +322,21 @@ func (g *game) Update() error {
 	a.tickLecture(a.frameAt)
 	if a.needSim && !a.lectureBusy(a.frameAt) {
 		a.needSim = false
-		a.resimulate()
+		a.beginResim()
+	}
+	if a.rs != nil && !a.lectureBusy(a.frameAt) {
+		a.advanceResim()
 		if a.gen == 1 {
 			a.mark("simulated")
 		}
-	} else if a.needSim {
-		a.mu.Lock()
-		a.pub.simPending = true // the background figures are stale already
-		a.mu.Unlock()
 	}
+	a.mu.Lock()
+	a.pub.simPending = a.needSim || a.rs != nil // (the background figures are stale already)
+	a.mu.Unlock()
 	a.tickEdge()
 	a.tickPlayback()
 	a.mouse()
-	if !a.needSim {
+	if !a.needSim && a.rs == nil {
 		a.pickBackground()
 	}
 	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
@@ -399,81 +404,6 @@ func (g *game) Layout(w, h int) (int, int) {
 // every pane shares its time axis).
 func (a *App) geom() geom { return a.panes()[0].geo }
 
-// resimulate runs the current state and refreshes everything shown.
-func (a *App) resimulate() {
-	a.gen++
-	var r *play.SimRun
-	var err error
-	reused := false
-	if a.keepA() {
-		r = a.run // compare mode: only run B's settings changed
-	} else {
-		if a.lec == nil || !a.lec.holds(a.run) {
-			a.run.Recycle() // its arrays are refilled by the new run
-		}
-		a.run = nil
-		if a.lec != nil {
-			r = a.lec.cache.Run(a.state) // the lab chapter made this run already
-		}
-		if r == nil {
-			r, err = play.Simulate(a.state)
-		} else {
-			reused = true
-		}
-		if r != nil {
-			a.cmp.filesA = play.FilesGen()
-		}
-	}
-	if err != nil {
-		a.simErr = err.Error()
-		a.run = nil
-		a.simMs = 0
-		a.message(play.Tf(a.lang, "msg.cannot", err.Error()), true)
-	} else {
-		a.simErr = ""
-		if a.run == r || reused {
-			a.simMs = 0 // kept: not simulated again
-		} else {
-			a.simMs = r.SimMs
-		}
-		a.run = r
-		if r.Truncated {
-			a.message(play.Tf(a.lang, "msg.truncated", r.Steps(), fmtDur(r.End)), true)
-		} else {
-			a.message("", false)
-		}
-	}
-	a.simulateB()
-	a.view.T0 = a.state.F("t0")
-	a.view.Span = a.state.F("span")
-	a.view.Cursor = a.state.F("cursor")
-	a.view.Sel, a.view.SelRow, a.view.SelPane = a.state.I("sel"), 0, 0
-	if a.run != nil && a.view.Sel >= 0 {
-		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
-	} else if a.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {
-		a.selectMixedStep()
-	}
-	if a.run != nil && a.view.Cursor > a.run.End {
-		a.view.Cursor = -1
-	}
-	a.dirty = true
-	a.figs = play.Figures{Goodput: -1}
-	if a.run != nil {
-		a.figs = a.run.Figures()
-	}
-	a.figGen++
-	a.rates = nil
-	if a.lec != nil {
-		a.lec.settingsChanged(a.state)
-	}
-	a.render()
-	a.urlDirty = true
-	// The sweep and goodput start once the settings rest for a few frames
-	// after the last change (while a slider is dragged they would only be
-	// cancelled); this re-simulation counts as part of the rest.
-	a.bgPending, a.bgAt = true, a.changedAt.Add(bgRest)
-}
-
 // locateStep turns a global step index into (row, index).
 func (a *App) locateStep(k int) (int, int) {
 	for ri, row := range a.run.Rows {
@@ -502,18 +432,26 @@ func (a *App) publish() {
 	defer a.mu.Unlock()
 	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]play.RatePoint(nil), a.rates...),
 		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, figGen: a.figGen, drawnGen: a.drawnGen, err: a.simErr,
-		notes: append([]string(nil), a.notes...), simPending: a.needSim}
+		notes: append([]string(nil), a.notes...), simPending: a.needSim || a.rs != nil}
 	for _, o := range a.overlays {
 		if o != nil {
 			a.pub.overlays++
 		}
 	}
 	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.cmp.pair.On, a.cmp.figsB, a.cmp.errB
+
 	if a.cmp.runB != nil {
 		a.pub.simMsB = a.cmp.runB.SimMs
 	}
 	if a.cmp.pair.On {
 		a.pub.stateB = a.cmp.stateB.Clone()
+	}
+	a.pub.figState, a.pub.figStateB = a.pub.state, a.pub.stateB
+	if a.pub.simPending && a.run != nil {
+		a.pub.figState = a.run.State.Clone() // while a re-simulation is under way the figures are the run's shown
+	}
+	if a.pub.simPending && a.cmp.runB != nil {
+		a.pub.figStateB = a.cmp.runB.State.Clone()
 	}
 	a.pub.kvA, a.pub.kvB = kvOf(a.run), kvOf(a.cmp.runB)
 	a.pub.liveProbed = a.live.probed

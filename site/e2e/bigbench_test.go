@@ -175,6 +175,7 @@ func worstOf(xs []float64) (worst, p99 float64) {
 // complete read lays the run over the timeline with its figures.
 func TestBigBenchUploadsKeepThePageAnswering(t *testing.T) {
 	ctx := browser(t)
+
 	open(t, ctx, serve(t))
 	vf, vn := bigVLLMFile(t, 50)
 	sf, sn := bigSGLangFile(t, 50, 2)
@@ -219,21 +220,24 @@ func TestBigBenchUploadsKeepThePageAnswering(t *testing.T) {
 		// that frame, which is the simulation's time, not the reading's.
 		landing := rts[len(rts)-1]
 		rts = rts[:len(rts)-1]
+		// Then its workload is re-simulated, spread over frames when long.
+		resim := roundTrips(t, ctx, `!servelab.status().simulating`, name+"'s workload simulated")
+		worstSim, _ := worstOf(resim)
 		late, lateP99, ticks := lateStats(t, ctx)
 		frames := eval[[]float64](t, ctx, `(() => { window.__frameOn = false; return window.__frames; })()`)
 		t.Logf("%s: frames held over 100 ms [ms, progress then (-1: none), at]: %v", name, eval[[][]float64](t, ctx, `window.__holds`))
 		worstRT, p99RT := worstOf(rts)
 		worstFrame, p99Frame := worstOf(frames)
-		t.Logf("%s: %.1f s upload to overlay; while read, round trips through a frame: %d, worst %.0f ms, p99 %.0f ms; frames %d, worst gap %.0f ms, p99 %.0f ms; a 10 ms timer fired %d times, worst %.0f ms late, p99 %.0f ms; the frame it landed in (with the simulation of its workload): %.0f ms",
-			name, took.Seconds(), len(rts), worstRT, p99RT, len(frames), worstFrame, p99Frame, ticks, late, lateP99, landing)
+		t.Logf("%s: %.1f s upload to overlay; while read, round trips through a frame: %d, worst %.0f ms, p99 %.0f ms; frames %d, worst gap %.0f ms, p99 %.0f ms; a 10 ms timer fired %d times, worst %.0f ms late, p99 %.0f ms; the frame it landed in: %.0f ms; then its workload re-simulated over %d round trips, worst %.0f ms (simulation %.0f ms of CPU)",
+			name, took.Seconds(), len(rts), worstRT, p99RT, len(frames), worstFrame, p99Frame, ticks, late, lateP99, landing, len(resim), worstSim, eval[float64](t, ctx, `servelab.timings().simMs`))
 		if len(rts) < 10 || ticks < 10 {
 			t.Errorf("%s: the page was sampled only %d and %d times", name, len(rts), ticks)
 		}
 		// The issue's 100 ms is a figure this test prints (above), not one
 		// it asserts: on a loaded machine a frame waits for the CPU too. It
 		// fails where the page was plainly held.
-		if worstRT > 1000 || worstFrame > 1000 || late > 1000 {
-			t.Errorf("%s: the page was held: worst round trip %.0f ms, frame gap %.0f ms, timer lateness %.0f ms", name, worstRT, worstFrame, late)
+		if worstRT > 1000 || worstFrame > 1000 || late > 1000 || worstSim > 1000 {
+			t.Errorf("%s: the page was held: worst round trip %.0f ms (%.0f ms while its workload re-simulated), frame gap %.0f ms, timer lateness %.0f ms", name, worstRT, worstSim, worstFrame, late)
 		}
 		notes := eval[string](t, ctx, `document.getElementById("bench-notes").textContent`)
 		if !strings.Contains(notes, name) || !strings.Contains(notes, fmt.Sprint(c.requests)) {

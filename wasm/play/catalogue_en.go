@@ -527,4 +527,7 @@ var catalogueEN = map[string]string{
 	"fl.aria":      "Inter-token gaps of both lab runs against the time since injection, one axis",
 	"fl.x":         "time since the long prompt arrived",
 	"fl.same":      "one clock, one gap axis",
+
+	// a long re-simulation spread over frames
+	"msg.simulating": "simulating… %.0f%% (a long run: the page stays usable, and a new setting starts it over)",
 }

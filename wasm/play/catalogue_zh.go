@@ -515,4 +515,7 @@ var catalogueZH = map[string]string{
 	"fl.aria":      "两次实验运行的 token 间隔随注入后时间变化，同一坐标轴",
 	"fl.x":         "长提示到达后的时间",
 	"fl.same":      "同一个时钟，同一个间隔坐标轴",
+
+	// a long re-simulation spread over frames
+	"msg.simulating": "正在模拟……%.0f%%（运行较长：页面仍可操作，改动设置会重新开始）",
 }

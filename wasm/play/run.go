@@ -119,6 +119,35 @@ func Simulate(s State) (*SimRun, error) { return simulate(s, false) }
 
 // simulate is Simulate, keeping every token's time in the results with tokens.
 func simulate(s State, tokens bool) (*SimRun, error) {
+	j, err := start(s, tokens)
+	if err != nil {
+		return nil, err
+	}
+	for !j.Advance(time.Hour) {
+	}
+	return j.Run(), nil
+}
+
+// Job is one simulation under way. Advance runs it a slice at a time, so
+// the page can spread a long run (a replayed trace of thousands of
+// requests) over frames and keep answering; Run hands the finished run.
+type Job struct {
+	r      *SimRun
+	tr     *tracer // nil when Start made the whole run (disaggregated)
+	finish func()  // the workload's own ending after the last step (the lab's)
+	spent  time.Duration
+	// horizon is the simulated time the run is expected to reach (Progress).
+	horizon float64
+	done    bool
+}
+
+// Start begins the state's experiment; nothing is simulated until Advance
+// (save a disaggregated run, made whole here). It takes a spare set of
+// trace arrays from the pool: the run shown stays intact until the new
+// one is done.
+func Start(s State) (*Job, error) { return start(s, false) }
+
+func start(s State, tokens bool) (*Job, error) {
 	t0 := time.Now()
 	step, err := stepModel(s)
 	if err != nil {
@@ -136,6 +165,7 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 	// gap lane): no pass over every token here.
 	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: tokens, CountGaps: true, Limits: lim}
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
+	j := &Job{r: r}
 	switch {
 	case s.Workload == "lab":
 		if !OneGPUColocated(s.Policy) {
@@ -152,19 +182,22 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.runTraced(l.Engine(), l.Step, buf, idIndex{}, true)
-		r.byID = newIDIndex(r.Results)
-		lo := l.Finish(&sim.Outcome{Results: r.Results})
-		r.buf.arrivals = lo.Run.Arrivals
-		r.Inject = w.InjectAfter
-		r.LongIDs = map[int]bool{}
-		for _, res := range r.Results {
-			if res.Arrival == w.InjectAfter && res.Prompt == w.LongInputLen && res.Output == w.LongOutputLen && res.ID >= w.ShortConcurrency {
-				r.LongIDs[res.ID] = true
+		j.tr = r.newTracer(l.Engine(), l.Step, buf, idIndex{}, true)
+		j.horizon = w.Duration
+		j.finish = func() {
+			r.byID = newIDIndex(r.Results)
+			lo := l.Finish(&sim.Outcome{Results: r.Results})
+			r.buf.arrivals = lo.Run.Arrivals
+			r.Inject = w.InjectAfter
+			r.LongIDs = map[int]bool{}
+			for _, res := range r.Results {
+				if res.Arrival == w.InjectAfter && res.Prompt == w.LongInputLen && res.Output == w.LongOutputLen && res.ID >= w.ShortConcurrency {
+					r.LongIDs[res.ID] = true
+				}
 			}
+			sum := lo.Summary
+			r.Lab = &sum
 		}
-		sum := lo.Summary
-		r.Lab = &sum
 	default:
 		reqs, err := requests(s, s.F("rate"))
 		if err != nil {
@@ -188,21 +221,52 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 			}
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
 			r.Placements = co.Placements
-		} else {
-			e, err := sim.NewEngine(cfg)
-			if err != nil {
-				return nil, err
-			}
-			for _, q := range reqs {
-				_ = e.Submit(q) // a rejection is recorded in the result
-			}
-			identity := true // Poisson numbers requests by position: no lookup needed
-			for i, q := range reqs {
-				identity = identity && q.ID == i
-			}
-			r.runTraced(e, e.Step, takeBuffers(), newIDIndexReqs(reqs), identity)
+			j.spent = time.Since(t0)
+			j.land()
+			return j, nil
 		}
+		e, err := sim.NewEngine(cfg)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range reqs {
+			_ = e.Submit(q) // a rejection is recorded in the result
+			j.horizon = max(j.horizon, q.Arrival)
+		}
+		identity := true // Poisson numbers requests by position: no lookup needed
+		for i, q := range reqs {
+			identity = identity && q.ID == i
+		}
+		j.tr = r.newTracer(e, e.Step, takeBuffers(), newIDIndexReqs(reqs), identity)
 	}
+	j.spent = time.Since(t0)
+	return j, nil
+}
+
+// Advance simulates for about budget of wall time and reports whether the
+// run is done. A run that has spent MaxSimTime in all is cut short.
+func (j *Job) Advance(budget time.Duration) bool {
+	if j.done {
+		return true
+	}
+	t0 := time.Now()
+	if j.tr.advance(t0.Add(budget), t0.Add(MaxSimTime-j.spent)) {
+		j.tr.end()
+		if j.finish != nil {
+			j.finish()
+		}
+		j.spent += time.Since(t0)
+		j.land()
+		return true
+	}
+	j.spent += time.Since(t0)
+	return false
+}
+
+// land derives what the view reads from a finished run.
+func (j *Job) land() {
+	t0 := time.Now()
+	r := j.r
 	r.index()
 	r.summarize()
 	for i := range r.Results {
@@ -211,30 +275,89 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 			r.Rejected++
 		}
 	}
-	r.SimMs = float64(time.Since(t0).Microseconds()) / 1e3
-	return r, nil
+	j.spent += time.Since(t0)
+	r.SimMs = float64(j.spent.Microseconds()) / 1e3
+	j.done = true
 }
 
-// runTraced runs step (e's, or a driver's around e) to the end with the
-// trace kept in buf's flat arrays, so a re-simulation allocates a few large
-// arrays rather than one per step. byID maps request IDs to results when
-// they are not numbered by position (identity).
-func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), buf buffers, byID idIndex, identity bool) {
-	its, items, offs := buf.its[:0], buf.items[:0], buf.offs[:0]
+// Progress is how far the run has come, 0..1 (by simulated time against
+// the last arrival, or the lab's duration).
+func (j *Job) Progress() float64 {
+	if j.done {
+		return 1
+	}
+	if j.horizon <= 0 {
+		return 0
+	}
+	return min(0.99, j.tr.e.Now()/j.horizon)
+}
+
+// Run is the finished run (nil before Advance reports done).
+func (j *Job) Run() *SimRun {
+	if !j.done {
+		return nil
+	}
+	return j.r
+}
+
+// Abandon gives an unfinished run's arrays back to the pool.
+func (j *Job) Abandon() {
+	if j.done || j.tr == nil {
+		return
+	}
+	t := j.tr
+	pool = append(pool, buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals})
+	j.tr, j.done = nil, true
+}
+
+// tracer runs a step function (an engine's, or a driver's around it) with
+// the trace kept in flat arrays taken from a spent run, so a re-simulation
+// allocates a few large arrays rather than one per step.
+type tracer struct {
+	r     *SimRun
+	e     *sim.Engine
+	step  func() (*sim.Iteration, bool)
+	buf   buffers
+	its   []sim.Iteration
+	items []sim.Item
+	offs  []int
+	x     *indexer
+	cut   bool
+}
+
+// newTracer starts tracing e through step into buf's arrays. byID maps
+// request IDs to results when they are not numbered by position (identity).
+func (r *SimRun) newTracer(e *sim.Engine, step func() (*sim.Iteration, bool), buf buffers, byID idIndex, identity bool) *tracer {
 	e.CountGapsInto(buf.gaps)
-	// While each step is at hand, note what the view needs (see indexer).
 	r.byID = byID
-	x := r.newIndexer(len(e.Results()), identity, buf.itl)
-	began := time.Now()
-	cut := false
-	for {
-		if len(items) > MaxTraceItems || (len(its)&1023 == 1023 && time.Since(began) > MaxSimTime) {
-			cut = true
-			break
+	// While each step is at hand, note what the view needs (see indexer).
+	return &tracer{r: r, e: e, step: step, buf: buf, its: buf.its[:0], items: buf.items[:0], offs: buf.offs[:0],
+		x: r.newIndexer(len(e.Results()), identity, buf.itl)}
+}
+
+// advance steps until the run ends (true), the slice's deadline passes
+// (false), or the run's own limit does (cut short: true).
+func (t *tracer) advance(deadline, limit time.Time) bool {
+	its, items, offs := t.its, t.items, t.offs
+	defer func() { t.its, t.items, t.offs = its, items, offs }()
+	check := len(items) // the clock is read every 16 steps or 8192 tokens (a big run's step carries hundreds)
+	for n := 1; ; n++ {
+		if n&15 == 0 || len(items) > check {
+			check = len(items) + 8192
+			if now := time.Now(); now.After(limit) {
+				t.cut = true
+				return true
+			} else if now.After(deadline) {
+				return false
+			}
 		}
-		it, ok := step()
+		if len(items) > MaxTraceItems {
+			t.cut = true
+			return true
+		}
+		it, ok := t.step()
 		if !ok {
-			break
+			return true
 		}
 		offs = append(offs, len(items))
 		items = append(items, it.Items...)
@@ -244,10 +367,15 @@ func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), bu
 			c.Rejected, c.Preempted = slices.Clone(it.Rejected), slices.Clone(it.Preempted)
 		}
 		its = append(its, c)
-		x.noted(it)
+		t.x.noted(it)
 	}
-	x.gaps = e.Gaps()
-	x.done(len(e.Results()))
+}
+
+// end hands the trace and what was noted to the run.
+func (t *tracer) end() {
+	r, e, its, items, offs := t.r, t.e, t.its, t.items, t.offs
+	t.x.gaps = e.Gaps()
+	t.x.done(len(e.Results()))
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -256,8 +384,8 @@ func (r *SimRun) runTraced(e *sim.Engine, step func() (*sim.Iteration, bool), bu
 		its[k].Items = items[offs[k]:end:end]
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
-	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || cut
-	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: buf.arrivals}
+	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || t.cut
+	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals}
 	r.recycle = func() { pool = append(pool, r.buf) }
 }
 

@@ -254,3 +254,58 @@ func TestInstancesAlone(t *testing.T) {
 		t.Error("the lab's closed loop ran on a decode-only instance")
 	}
 }
+
+// TestSlicedJobIsWhole checks a run spread over many short slices (as the
+// page spreads a long one over frames), and one abandoned half-way before
+// it, against the run made at once: the same steps, results, summary and
+// view index, for every preset.
+func TestSlicedJobIsWhole(t *testing.T) {
+	for _, p := range Presets {
+		s, _ := ParseQuery("preset=" + p.Name)
+		whole, err := Simulate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		half, err := Start(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		half.Advance(0)
+		half.Abandon() // its arrays go back to the pool, half filled
+		j, err := Start(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices, last := 0, -1.0
+		for !j.Advance(0) {
+			slices++
+			if f := j.Progress(); f < last || f >= 1 {
+				t.Fatalf("%s: progress %v after %v", p.Name, f, last)
+			} else {
+				last = f
+			}
+		}
+		got := j.Run()
+		if j.Progress() != 1 || got == nil {
+			t.Fatalf("%s: a finished job without its run", p.Name)
+		}
+		if len(got.Rows) != len(whole.Rows) {
+			t.Fatalf("%s: %d rows, want %d", p.Name, len(got.Rows), len(whole.Rows))
+		}
+		for i := range got.Rows {
+			if !reflect.DeepEqual(got.Rows[i].Iters, whole.Rows[i].Iters) {
+				t.Errorf("%s: row %d's trace differs when sliced", p.Name, i)
+			}
+		}
+		if !reflect.DeepEqual(got.Results, whole.Results) || got.Summary != whole.Summary || got.End != whole.End ||
+			!reflect.DeepEqual(got.ITL, whole.ITL) || !reflect.DeepEqual(got.FirstPrefill, whole.FirstPrefill) ||
+			!reflect.DeepEqual(got.LongIDs, whole.LongIDs) || !reflect.DeepEqual(got.Lab, whole.Lab) {
+			t.Errorf("%s: the sliced run (%d slices) differs from the whole one", p.Name, slices)
+		}
+		if s.Policy != "disagg" && slices < 2 {
+			t.Errorf("%s: only %d slices: the test did not slice", p.Name, slices)
+		}
+		whole.Recycle()
+		got.Recycle()
+	}
+}
