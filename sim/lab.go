@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // LabWorkload is the lab's closed loop (run.py): ShortConcurrency streams
 // each re-submit a short request as soon as the previous one finishes, for
@@ -89,6 +92,11 @@ type Lab struct {
 	streams []labStream // by request ID, which counts up from 0
 	run     LabRun
 	steps   int // about how many steps the run takes
+	// The analysis's counts, taken as the arrivals come (see count).
+	counts    labCounts
+	windowEnd float64 // the during window's end, once the first long's first token came
+	known     bool    // windowEnd is known
+	provMax   float64 // the latest arrival counted in the window before its end was known
 }
 
 // labStream is one stream's (or long prompt's) state.
@@ -156,6 +164,11 @@ func (l *Lab) Step() (*Iteration, bool) {
 			continue
 		}
 		s := &l.streams[item.ID]
+		if s.long && s.first && item.ID == l.w.ShortConcurrency {
+			// The first long request's first token ends the window (as
+			// SummariseLab computes it from the TTFT; Finish checks).
+			l.windowEnd, l.known = l.w.InjectAfter+(end-l.w.InjectAfter), true
+		}
 		if !s.first && !s.long {
 			run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
 		}
@@ -169,7 +182,45 @@ func (l *Lab) Step() (*Iteration, bool) {
 	// In (time, gap) order, as the analysis sorts them: one step's
 	// arrivals share the time and mostly the gap, so this is a check.
 	sortGaps(run.Arrivals[from:])
+	l.count(run.Arrivals[from:], end)
 	return it, true
+}
+
+// count adds one step's arrivals (at time t, sorted by gap) to the
+// analysis's counts, a run of equal gaps at once, so Finish needs no pass
+// over every token. Before the window's end is known an arrival after the
+// injection is in it (the end comes later).
+func (l *Lab) count(arr []Arrival, t float64) {
+	if len(arr) == 0 {
+		return
+	}
+	c := &l.counts
+	win := &c.during // one step's arrivals share its time: one window
+	switch {
+	case t < l.w.InjectAfter:
+		win = &c.quiet
+	case !l.known:
+		l.provMax = t
+	case t > l.windowEnd:
+		win = &c.after
+	}
+	if c.n == 0 {
+		c.worst = arr[0]
+	}
+	for i := 0; i < len(arr); {
+		g := arr[i].Gap
+		j := i + 1
+		for j < len(arr) && arr[j].Gap == g {
+			j++
+		}
+		if g > c.worst.Gap {
+			c.worst = arr[i] // strictly greater: the first maximum wins, as Python's max
+		}
+		c.all = addGaps(c.all, g, j-i)
+		*win = addGaps(*win, g, j-i)
+		i = j
+	}
+	c.n += len(arr)
 }
 
 // Finish is the lab's outcome once Step has returned false: out is the
@@ -197,7 +248,34 @@ func (l *Lab) Finish(out *Outcome) *LabOutcome {
 		wallEnd = max(wallEnd, r.Finish)
 	}
 	run.Wall = wallEnd
-	return &LabOutcome{Run: run, Summary: SummariseLab(run), Outcome: out}
+	return &LabOutcome{Run: run, Summary: l.summarise(run), Outcome: out}
+}
+
+// summarise is SummariseLab(run), from the counts taken as the run went
+// when they apply (counted).
+func (l *Lab) summarise(run LabRun) LabSummary {
+	if s, ok := l.counted(run); ok {
+		return s
+	}
+	return SummariseLab(run)
+}
+
+// counted is the summary from the counts taken as the run went; false when
+// the window they assumed is not the one the results give (a long request
+// that failed, a TTFT that rounds otherwise): then only the whole
+// analysis is right.
+func (l *Lab) counted(run LabRun) (LabSummary, bool) {
+	longTTFT, longBad := firstLong(run.Long)
+	windowEnd := math.Inf(1)
+	if longTTFT != 0 {
+		windowEnd = run.Inject + longTTFT
+	}
+	same := l.known && l.windowEnd == windowEnd && l.provMax <= windowEnd ||
+		!l.known && math.IsInf(windowEnd, 1) // no long request's first token came: the window runs to the end
+	if !same || len(run.Arrivals) == 0 || l.counts.n != len(run.Arrivals) {
+		return LabSummary{}, false
+	}
+	return l.counts.summary(run, longTTFT, longBad), true
 }
 
 // sortGaps orders one step's arrivals (all at one time) by gap: insertion

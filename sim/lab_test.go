@@ -70,3 +70,59 @@ func TestLabValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestLabCountsAreSummariseLab checks the lab's summary, counted as the
+// run goes, against the whole analysis over its arrivals, bit for bit:
+// both schedulers, no, one and several long prompts, a long prompt that
+// is rejected or never starts, an injection at time zero, a tight KV cache
+// and a run cut short.
+func TestLabCountsAreSummariseLab(t *testing.T) {
+	step := lectureStep(t)
+	base := LabWorkload{ShortConcurrency: 8, ShortInputLen: 200, ShortOutputLen: 60, LongInputLen: 12000, LongOutputLen: 40, LongCount: 1, Duration: 20, InjectAfter: 6}
+	type variant struct {
+		name string
+		w    func(w *LabWorkload)
+		lim  Limits
+	}
+	variants := []variant{
+		{"default", func(*LabWorkload) {}, Limits{}},
+		{"no long", func(w *LabWorkload) { w.LongCount = 0 }, Limits{}},
+		{"three longs", func(w *LabWorkload) { w.LongCount = 3 }, Limits{}},
+		{"inject at zero", func(w *LabWorkload) { w.InjectAfter = 0 }, Limits{}},
+		{"inject at the end", func(w *LabWorkload) { w.InjectAfter = 19.999 }, Limits{}},
+		{"long rejected", func(w *LabWorkload) { w.LongInputLen = 60000 }, Limits{KVBlocks: 2000, BlockSize: 16}},
+		{"tight cache", func(w *LabWorkload) { w.ShortConcurrency = 64 }, Limits{KVBlocks: 900, BlockSize: 16, Preempt: true}},
+		{"cut short", func(*LabWorkload) {}, Limits{MaxIterations: 700}},
+		{"default lab", func(w *LabWorkload) { *w = DefaultLab() }, Limits{}},
+	}
+	fast := 0
+	for _, v := range variants {
+		for _, pol := range []Policy{PrefillFirst{MaxTokens: 65536}, Chunked{Budget: 512}} {
+			w := base
+			v.w(&w)
+			l, err := NewLab(Config{Step: step, Policy: pol, Limits: v.lim}, w, nil)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", v.name, pol.Name(), err)
+			}
+			for {
+				if _, ok := l.Step(); !ok {
+					break
+				}
+			}
+			out := &Outcome{}
+			out.finish(l.e)
+			lo := l.Finish(out)
+			if want := SummariseLab(lo.Run); lo.Summary != want {
+				t.Errorf("%s, %s:\n counted %+v\n   whole %+v", v.name, pol.Name(), lo.Summary, want)
+			}
+			if _, ok := l.counted(lo.Run); ok {
+				fast++
+			} else {
+				t.Logf("%s, %s: the whole analysis (long TTFT %v, %d long failed)", v.name, pol.Name(), lo.Summary.LongTTFT, lo.Summary.LongFailed)
+			}
+		}
+	}
+	if fast < 2*len(variants)-6 {
+		t.Errorf("only %d of %d runs were summarised from their counts", fast, 2*len(variants))
+	}
+}

@@ -103,51 +103,75 @@ func SummariseLab(r LabRun) LabSummary {
 			return cmpFloat(a.Gap, b.Gap)
 		})
 	}
-	var longTTFT float64
-	var longBad []StreamResult
-	haveOK := false
-	for _, l := range r.Long {
-		if l.OK {
-			if !haveOK {
-				longTTFT, haveOK = l.TTFT, true
-			}
-		} else {
-			longBad = append(longBad, l)
-		}
-	}
+	longTTFT, longBad := firstLong(r.Long)
 	windowEnd := math.Inf(1)
 	if longTTFT != 0 {
 		windowEnd = r.Inject + longTTFT
 	}
-	// The gaps counted by value, merging repeats in a row (one step's
-	// streams share a gap): GapPercentiles gives Percentile's figures over
-	// them without sorting every gap.
-	var all, quiet, during, after []GapCount
-	worst := arr[0]
+	var c labCounts
 	for _, a := range arr {
-		all = addGap(all, a.Gap)
-		switch {
-		case a.T < r.Inject:
-			quiet = addGap(quiet, a.Gap)
-		case a.T <= windowEnd:
-			during = addGap(during, a.Gap)
-		default:
-			after = addGap(after, a.Gap)
-		}
-		if a.Gap > worst.Gap {
-			worst = a // strictly greater: the first maximum wins, as Python's max
+		c.add(a, r.Inject, windowEnd)
+	}
+	return c.summary(r, longTTFT, longBad)
+}
+
+// firstLong is the TTFT of the first long request that succeeded (0: none
+// did) and the long requests that failed.
+func firstLong(long []StreamResult) (ttft float64, bad []StreamResult) {
+	haveOK := false
+	for _, l := range long {
+		if l.OK {
+			if !haveOK {
+				ttft, haveOK = l.TTFT, true
+			}
+		} else {
+			bad = append(bad, l)
 		}
 	}
+	return ttft, bad
+}
+
+// labCounts is the lab analysis's pass over the arrivals in (time, gap)
+// order: the gaps counted by value in the whole run and in each window,
+// merging repeats in a row (one step's streams share a gap), so that
+// GapPercentiles gives Percentile's figures without sorting every gap;
+// and the worst gap.
+type labCounts struct {
+	all, quiet, during, after []GapCount
+	worst                     Arrival
+	n                         int
+}
+
+// add counts one arrival; the window ends at windowEnd (inclusive).
+func (c *labCounts) add(a Arrival, inject, windowEnd float64) {
+	if c.n == 0 || a.Gap > c.worst.Gap {
+		c.worst = a // strictly greater: the first maximum wins, as Python's max
+	}
+	c.n++
+	c.all = addGap(c.all, a.Gap)
+	switch {
+	case a.T < inject:
+		c.quiet = addGap(c.quiet, a.Gap)
+	case a.T <= windowEnd:
+		c.during = addGap(c.during, a.Gap)
+	default:
+		c.after = addGap(c.after, a.Gap)
+	}
+}
+
+// summary is run.py's summary from the counts of r's arrivals.
+func (c *labCounts) summary(r LabRun, longTTFT float64, longBad []StreamResult) LabSummary {
+	worst := c.worst
 	s := LabSummary{
 		Label: r.Label, BaseURL: r.BaseURL, ShortConcurrency: r.ShortConcurrency,
-		LongInputLen: r.LongInputLen, TokensObserved: len(arr),
+		LongInputLen: r.LongInputLen, TokensObserved: c.n,
 		WorstGap: worst.Gap, WorstGapOffset: worst.T - r.Inject,
 		LongTTFT: longTTFT, LongFailed: len(longBad), Wall: r.Wall,
 	}
-	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(all)
-	s.ITLQuietP50, _, s.ITLQuietP99, _ = GapPercentiles(quiet)
-	s.ITLDuringP50, _, s.ITLDuringP99, s.ITLDuringMax = GapPercentiles(during)
-	_, _, s.ITLAfterP99, _ = GapPercentiles(after)
+	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(c.all)
+	s.ITLQuietP50, _, s.ITLQuietP99, _ = GapPercentiles(c.quiet)
+	s.ITLDuringP50, _, s.ITLDuringP99, s.ITLDuringMax = GapPercentiles(c.during)
+	_, _, s.ITLAfterP99, _ = GapPercentiles(c.after)
 	if s.ITLQuietP50 != 0 {
 		s.SpikeRatio = s.WorstGap / s.ITLQuietP50
 	}
@@ -162,19 +186,20 @@ func SummariseLab(r LabRun) LabSummary {
 		}
 	}
 	if r.Wall != 0 {
-		s.OutputTokS = float64(len(arr)) / r.Wall
+		s.OutputTokS = float64(c.n) / r.Wall
 	}
 	return s
 }
 
-// addGap counts one more gap of g, merging it with the last count when
-// equal (NaN is never equal: each is its own count).
-func addGap(cs []GapCount, g float64) []GapCount {
-	if n := len(cs); n > 0 && cs[n-1].Gap == g {
-		cs[n-1].N++
+func addGap(cs []GapCount, g float64) []GapCount { return addGaps(cs, g, 1) }
+
+// addGaps counts n gaps of g.
+func addGaps(cs []GapCount, g float64, n int) []GapCount {
+	if k := len(cs); k > 0 && cs[k-1].Gap == g {
+		cs[k-1].N += n
 		return cs
 	}
-	return append(cs, GapCount{Gap: g, N: 1})
+	return append(cs, GapCount{Gap: g, N: n})
 }
 
 // arrivalsSorted reports whether arr is in (t, gap) order with no NaN
