@@ -19,11 +19,23 @@ func kvOf(r *play.SimRun) kvFigures {
 	if r == nil {
 		return kvFigures{firstHeld: -1}
 	}
+	if k, ok := kvMemo[r]; ok {
+		return k
+	}
 	k := kvFigures{capacity: r.KVCapacity, block: r.BlockSize, peak: r.PeakKV(), preemptions: r.Preemptions,
 		rejected: r.Rejected, gpus: len(r.Rows), firstHeld: r.FirstHeld()}
 	k.nXfer, k.meanXfer, k.longestXfer = r.Transfers()
+	if len(kvMemo) >= 4 {
+		clear(kvMemo) // the runs shown are two at most
+	}
+	kvMemo[r] = k
 	return k
 }
+
+// kvMemo keeps the figures of the runs last asked for: the page publishes
+// its figures on every render, and they read every step of a run. A run is
+// never changed once made (a new one is a new *SimRun), so it is the key.
+var kvMemo = map[*play.SimRun]kvFigures{}
 
 func (k kvFigures) cache() map[string]any {
 	return map[string]any{"capacity_blocks": k.capacity, "block_size": k.block, "peak_blocks": k.peak,
