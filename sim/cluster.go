@@ -138,11 +138,13 @@ type instance struct {
 	e      *Engine
 	run    InstanceRun
 	load   Load
-	events []event // finished work not yet past the router's clock, in time order
+	events []event // finished work not yet past the router's clock (from head), in time order
+	head   int
 	subs   []int   // submission indices of the requests sent here, in order
 	out    Outcome // the engine's own run, as Run would record it
 	trace  bool
 	onIter func(*Iteration)
+	mem    *scratch // where its queues' memory comes from and goes back to (nil: none)
 	// fast: the run keeps no trace and no token times, so the engine builds
 	// no items, advances runs of decode steps at once and settles its batch
 	// lazily; the decode side's results are read from the engine at the end.
@@ -153,7 +155,7 @@ type instance struct {
 func (in *instance) decodeRun(n int, durs, ends []float64, done int) {
 	for j, d := range durs {
 		in.run.Busy += d
-		in.events = append(in.events, event{end: ends[j], tokens: n})
+		in.addEvent(event{end: ends[j], tokens: n})
 	}
 	in.events[len(in.events)-1].requests = done // only the last step finishes any
 	in.out.Steps += len(ends)
@@ -181,7 +183,7 @@ func (in *instance) step(until float64) bool {
 		return false
 	}
 	in.run.Busy += it.Duration
-	in.events = append(in.events, event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
+	in.addEvent(event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
 	if in.onIter != nil {
 		in.onIter(it)
 	}
@@ -189,15 +191,33 @@ func (in *instance) step(until float64) bool {
 	return true
 }
 
+// release hands the instance's queues' memory back for the next run.
+func (in *instance) release() {
+	if in.mem != nil {
+		in.mem.events, in.mem.subs = in.events[:0], in.subs[:0]
+	}
+}
+
+// addEvent queues finished work. The queue is read from its head (loadAt):
+// a full one moves down to its start before it grows, so a run's queue
+// keeps one array.
+func (in *instance) addEvent(ev event) {
+	if len(in.events) == cap(in.events) && in.head > 0 {
+		n := copy(in.events, in.events[in.head:])
+		in.events, in.head = in.events[:n], 0
+	}
+	in.events = append(in.events, ev)
+}
+
 // loadAt is the instance's outstanding work at t (after advance(t)).
 func (in *instance) loadAt(t float64) Load {
-	k := 0
+	k := in.head
 	for ; k < len(in.events) && in.events[k].end <= t; k++ {
 		in.load.Tokens -= in.events[k].tokens
 		in.load.Requests -= in.events[k].requests
 	}
-	in.events = in.events[k:]
-	if !in.e.Busy() && len(in.events) == 0 {
+	in.head = k
+	if !in.e.Busy() && k == len(in.events) {
 		in.load = Load{} // forget work that was rejected rather than done
 	}
 	return in.load
@@ -254,6 +274,8 @@ type clusterScratch struct {
 	// there (ClusterOutcome.cut), its answer known.
 	ttft   float64
 	budget int
+	order  []int     // requests in the order they reach a phase
+	keys   []float64 // their times, for the sort
 }
 
 // runDisaggregated is RunDisaggregated, reusing sc's memory when sc is not nil.
@@ -307,7 +329,9 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 			}
 			if sc != nil {
 				// Room for twice an even share; a busier instance grows its own.
-				e.useScratch(&(*scs)[k], min(n, 2*(n/count)+256))
+				m := &(*scs)[k]
+				e.useScratch(m, min(n, 2*(n/count)+256))
+				in.events, in.subs, in.mem = m.events[:0], m.subs[:0], m
 			} else {
 				e.reserve(n/count + 16)
 			}
@@ -323,6 +347,11 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 	// Inside the engines a request's ID is its submission index, so items map
 	// back to results even when callers reuse IDs.
 	var keys []float64
+	order := make([]int, 0, n)
+	if sc != nil {
+		keys, order = sc.keys, slices.Grow(sc.order[:0], n)
+		defer func() { sc.keys, sc.order = keys, order }()
+	}
 	byTime := func(idx []int, at func(int) float64) {
 		keys = slices.Grow(keys[:0], len(idx))
 		for _, i := range idx {
@@ -336,9 +365,8 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 	if err != nil {
 		return nil, err
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+	for i := range n {
+		order = append(order, i)
 	}
 	arrival := func(i int) float64 { return reqs[i].Arrival }
 	byTime(order, arrival)
@@ -389,6 +417,9 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 		}
 		if missed > sc.budget {
 			out.cut = true
+			for _, in := range pre {
+				in.release()
+			}
 			return out, nil
 		}
 	}
@@ -462,6 +493,7 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 		out.End = math.Max(out.End, in.run.End)
 		out.Truncated = out.Truncated || in.out.Truncated
 		out.Instances = append(out.Instances, in.run)
+		in.release()
 	}
 	return out, nil
 }

@@ -140,6 +140,9 @@ type scratch struct {
 	ends    []float64 // the lazy decode clock's buffers
 	peaks   []peak
 	due     []*Seq
+	// a cluster instance's own queues (see instance)
+	events []event
+	subs   []int
 }
 
 // Scratch is memory that runs made one after another reuse: a search's
