@@ -206,10 +206,10 @@ func (g *guideBench) run() (*BenchRun, error) {
 		total = g.Metrics.RequestTotals
 	}
 	if total != nil && total.Successful > len(g.Requests.Successful) {
-		b.Notes = append(b.Notes, fmt.Sprintf("the file keeps a sample of %d of %d successful requests; figures from the sample can differ from the file's own", len(g.Requests.Successful), total.Successful))
+		b.note("bench.guidellm.sample", "the file keeps a sample of %d of %d successful requests; figures from the sample can differ from the file's own", len(g.Requests.Successful), total.Successful)
 	}
-	b.Notes = append(b.Notes, "itl_token is GuideLLM's per-request mean gap counted once per token after the first, as its own inter_token_latency_ms distribution counts it")
-	b.Cannot = append(b.Cannot, "itl (per chunk) and per-token times: GuideLLM keeps only each request's first and last token times, so nothing goes on the timeline")
+	b.note("bench.guidellm.itl", "itl_token is GuideLLM's per-request mean gap counted once per token after the first, as its own inter_token_latency_ms distribution counts it")
+	b.cannot("bench.guidellm.times", "itl (per chunk) and per-token times: GuideLLM keeps only each request's first and last token times, so nothing goes on the timeline")
 	return b, nil
 }
 

@@ -61,7 +61,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	n := len(itls)
 	if len(errs) != 0 && len(errs) != n && len(ttfts) == n {
 		// Some versions keep the arrays for successful requests only and list the failures' errors apart.
-		b.Notes = append(b.Notes, fmt.Sprintf("errors lists %d failures apart from the %d requests kept", len(errs), n))
+		b.note("bench.vllm.errors", "errors lists %d failures apart from the %d requests kept", len(errs), n)
 		errs = nil
 	}
 	for _, f := range []struct {
@@ -120,13 +120,13 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}
 	rebase(b.Requests)
 	if len(e2els) == 0 {
-		b.Notes = append(b.Notes, "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
+		b.note("bench.vllm.e2e", "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
 	}
 	if len(starts) == 0 {
-		b.Cannot = append(b.Cannot, "start times: this version writes none, so chunk gaps cannot go on the timeline")
+		b.cannot("bench.vllm.starts", "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.Notes = append(b.Notes, chunkNote(k, "the tool's itls"))
+		b.chunkNote(k, say("bench.vllm.chunks", "the tool's itls"))
 	}
 	return nil
 }
