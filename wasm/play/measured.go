@@ -142,7 +142,7 @@ func (o *Overlay) Absorb(s *Overlay) bool {
 // and which figures it cannot give (nil for a lab run), in English.
 func (o *Overlay) Lines() []string { return o.LinesIn("en") }
 
-// LinesIn is Lines in lang (the readers' own notes stay as they wrote them).
+// LinesIn is Lines in lang (the readers' notes by their keys, see Say).
 func (o *Overlay) LinesIn(lang string) []string {
 	b := o.Bench
 	if b == nil {
@@ -152,10 +152,10 @@ func (o *Overlay) LinesIn(lang string) []string {
 	if o.Runs > 1 {
 		out = append(out, Tf(lang, "bench.runs", o.Runs))
 	}
-	for _, n := range b.Notes {
+	for _, n := range SayAll(lang, b.Notes, b.NoteNotes) {
 		out = append(out, Tf(lang, "bench.note", n))
 	}
-	for _, c := range b.Cannot {
+	for _, c := range SayAll(lang, b.Cannot, b.CannotNotes) {
 		out = append(out, Tf(lang, "bench.cannot", c))
 	}
 	return out
