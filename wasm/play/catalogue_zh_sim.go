@@ -63,7 +63,7 @@ var simZH = map[string]string{
 	"ptext.vllm.reqcost":      "假设：每接纳一个提示，引擎花约 0.3 毫秒 CPU（把 token 分到块里、调度、准备输入）；公开数据点定不住它（±116%）；前端的 HTTP 和分词算在 req_latency 里",
 	"ptext.vllm.allreduce":    "servelab 的假设（和 lecture 配置档一样）：环形 all-reduce 能达到互连带宽的约 70%；与 TensorRT-LLM 在 TP4/TP8、2048 token 时的 TTFT 相符（误差在 5% 以内）",
 	"ptext.vllm.collective":   "每次 all-reduce 25 µs，每层两次（NCCL/自定义 all-reduce 的启动和同步）：按 vLLM CI 的 TP4 70B 和 TP2 Mixtral 延迟手工选定（没有它，TP4 的 ITL 会低 15–30%）；`servelab fidelity --fit --free collective_latency` 在这个值附近只能把它定到 H100-SXM 上 ±40%、H200 上 ±24%",
-	"ptext.vllm.reqlat":       "来自 issue 12 对公开服务基准的拟合（与这些数据点分开）：没有每请求开销时，轻负载的 TTFT 低 25–40 毫秒；取 20 毫秒（低端，再减去本配置档的 prefill 已经多出的几毫秒）作为 HTTP、分词、反分词和进程间转发的时间，在引擎的步之外。共用的数据点（离线引擎）定不住它",
+	"ptext.vllm.reqlat":       "来自第 12 号议题对公开服务基准的拟合（与这些数据点分开）：没有每请求开销时，轻负载的 TTFT 低 25–40 毫秒；取 20 毫秒（低端，再减去本配置档的 prefill 已经多出的几毫秒）作为 HTTP、分词、反分词和进程间转发的时间，在引擎的步之外。共用的数据点（离线引擎）定不住它",
 	"ptext.vllm.h200":         "eff_mem 按 H200 上的 4 个公开数据点拟合；算力部分取自 H100-SXM（同一颗 GH100 芯片）",
 	"ptext.vllm.h200effc":     "H100-SXM 的拟合值：H200 是同一颗 GH100 芯片，HBM 更大更快，而它的公开数据点全是 decode 受限的",
 	"ptext.vllm.h200p":        "H100-SXM 的拟合值（同一颗 GH100 芯片）",
