@@ -71,6 +71,27 @@ func say(key, format string, args ...any) Note {
 	return Note{Key: key, Args: args, Text: fmt.Sprintf(format, args...)}
 }
 
+// NoteError is an error whose message is a Note, so that a page can say
+// it in its language; it wraps the first of its Args that is an error.
+type NoteError struct{ Note Note }
+
+func (e *NoteError) Error() string { return e.Note.Text }
+
+// Unwrap is the error the note says more of, if any.
+func (e *NoteError) Unwrap() error {
+	for _, a := range e.Note.Args {
+		if err, ok := a.(error); ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuse is the error of key (see Note): why a file cannot be read.
+func refuse(key, format string, args ...any) error {
+	return &NoteError{say(key, format, args...)}
+}
+
 // note adds to Notes what was normalised or assumed (key: see Note).
 func (b *BenchRun) note(key, format string, args ...any) {
 	n := say(key, format, args...)

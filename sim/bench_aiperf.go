@@ -161,7 +161,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 
 func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	if len(b.Requests) == 0 {
-		return nil, fmt.Errorf("no profiling records in the file")
+		return nil, refuse("bench.err.norecords", "no profiling records in the file")
 	}
 	if err := checkRequests(b.Requests); err != nil {
 		return nil, err

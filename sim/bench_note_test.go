@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,5 +112,22 @@ func TestCalibrationNamesHaveKeys(t *testing.T) {
 	n := say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", say("cal.why.nopin", "these files do not pin it"), "overhead")
 	if want := "these files do not pin it; it trades off against overhead (measure another batch size, context or prompt length to separate them)"; n.Text != want {
 		t.Errorf("a nested note reads %q, want %q", n.Text, want)
+	}
+}
+
+// A file the readers refuse is refused with a keyed note whose English is
+// the error's message, the same from the whole reader and the sliced one.
+func TestBenchRefusalsHaveKeys(t *testing.T) {
+	for _, data := range []string{`{"foo": 1}`, `[]`, `{"median_ttft_ms": 3}`, `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, `{"a": 1}` + "\n" + `{"b": 2}`, `{"benchmarks": []}`} {
+		for _, read := range []func() error{
+			func() error { _, err := ReadBench("x.json", []byte(data)); return err },
+			func() error { _, err := ReadBenchSliced("x.json", []byte(data), nil); return err },
+		} {
+			err := read()
+			var ne *NoteError
+			if err == nil || !errors.As(err, &ne) || ne.Note.Key == "" || !strings.Contains(err.Error(), ne.Note.Text) {
+				t.Errorf("%s: error %v carries no keyed note (%+v)", data, err, ne)
+			}
+		}
 	}
 }

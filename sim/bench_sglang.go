@@ -25,7 +25,7 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("no runs in the file")
+		return nil, refuse("bench.err.noruns", "no runs in the file")
 	}
 	return runs, nil
 }

@@ -53,7 +53,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		return err
 	}
 	if _, ok := obj["itls"]; !ok {
-		return fmt.Errorf("itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+		return refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
 	if len(e2els) == 0 {
 		e2els = lats // vLLM names them latencies; some forks e2els
@@ -70,7 +70,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
 		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
 		if f.n != 0 && f.n != n {
-			return fmt.Errorf("%s: %d entries but itls has %d", f.key, f.n, n)
+			return refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	b.Model, b.Label = model, label

@@ -108,7 +108,7 @@ func shortLab(w LabWorkload, s LabSummary) LabWorkload {
 // limits) with each candidate step model and reads the same figures.
 func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	if m.Summary.Error != "" {
-		return Evidence{}, fmt.Errorf("%s: the run recorded no tokens (%s)", source, m.Summary.Error)
+		return Evidence{}, refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
 	}
 	w := m.Config.LabWorkload
 	if err := w.Validate(); err != nil {
@@ -116,7 +116,7 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	}
 	names, vals, noise, keys := labFigures(m.Summary, m.Gaps, w)
 	if len(vals) == 0 {
-		return Evidence{}, fmt.Errorf("%s: no gaps before the injection (the quiet window) to calibrate against", source)
+		return Evidence{}, refuse("cal.err.noquiet", "%s: no gaps before the injection (the quiet window) to calibrate against", source)
 	}
 	ev := Evidence{Source: source, Names: names, Keys: keys, Measured: vals, Noise: noise}
 	sw := shortLab(w, m.Summary)
@@ -169,7 +169,7 @@ func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
 	}
 	itl := Percentile(b.AllITLs(), 50)
 	if itl <= 0 || len(in) == 0 || len(out) == 0 || !(b.Duration > 0) {
-		return Evidence{}, fmt.Errorf("%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
+		return Evidence{}, refuse("cal.err.bench", "%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
 	}
 	sum := func(xs []float64) float64 {
 		t := 0.0

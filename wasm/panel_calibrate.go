@@ -141,7 +141,7 @@ func (a *App) startCalibration() {
 			return
 		}
 	}
-	a.calib.err = play.Tf(a.lang, "cal.failed", err.Error())
+	a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
 	a.render()
 }
 
@@ -244,7 +244,7 @@ func (a *App) finishCalibration(cancel *atomic.Bool, cal *sim.Calibration, p *si
 		err = play.AddProfile(p)
 	}
 	if err != nil && !errors.Is(err, errCancelled) {
-		a.calib.err = play.Tf(a.lang, "cal.failed", err.Error())
+		a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
 	}
 	if err == nil {
 		a.calib.cal, a.calib.prof, a.calib.err = cal, p.Name, ""

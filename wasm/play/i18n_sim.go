@@ -3,6 +3,7 @@
 package play
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,15 +12,16 @@ import (
 	"servelab/sim"
 )
 
-// Texts the simulator writes (its readers' notes, calibration's figure
-// names and reasons, the profiles' sources) reach the page in the page's
-// language here. sim stays free of languages: it gives a key and
-// arguments beside its English (sim.Note), and the catalogues hold the
-// templates as "sim."+key.
+// Texts the simulator writes (its readers' notes and refusals,
+// calibration's figure names and reasons, the profiles' sources) reach the
+// page in the page's language here. sim stays free of languages: it gives
+// a key and arguments beside its English (sim.Note, sim.NoteError), and
+// the catalogues hold the templates as "sim."+key (the page's own keyed
+// errors, errorf's, too).
 
 // Say is a simulator's note in lang: the catalogue's template for its key
-// filled with its arguments (an argument that is a note is said in lang
-// too); the note's own English where the catalogues lack the key.
+// filled with its arguments (an argument that is a note or an error is
+// said in lang too); the note's own English where the catalogues lack the key.
 func Say(lang string, n sim.Note) string {
 	tmpl, ok := catalogues[lang]["sim."+n.Key]
 	if !ok || n.Key == "" {
@@ -27,12 +29,32 @@ func Say(lang string, n sim.Note) string {
 	}
 	args := make([]any, len(n.Args))
 	for i, a := range n.Args {
-		if m, ok := a.(sim.Note); ok {
+		switch m := a.(type) {
+		case sim.Note:
 			a = Say(lang, m)
+		case error:
+			a = SayError(lang, m)
 		}
 		args[i] = a
 	}
 	return fmt.Sprintf(tmpl, args...)
+}
+
+// SayError is err's message in lang: the keyed part of it (the outermost
+// sim.NoteError in its chain) said by Say, what wraps it as it is.
+func SayError(lang string, err error) string {
+	msg := err.Error()
+	var ne *sim.NoteError
+	if errors.As(err, &ne) {
+		return strings.Replace(msg, ne.Note.Text, Say(lang, ne.Note), 1)
+	}
+	return msg
+}
+
+// errorf is the page's own keyed error ("sim."+key in the catalogues):
+// its English is the English catalogue's, SayError says it in a language.
+func errorf(key string, args ...any) error {
+	return &sim.NoteError{Note: sim.Note{Key: key, Args: args, Text: fmt.Sprintf(catalogueEN["sim."+key], args...)}}
 }
 
 // SayAll is Say of every note, or lines itself (the English) where the

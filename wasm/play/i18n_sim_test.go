@@ -135,11 +135,12 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 
 	// Every key sim's sources give a note, found in the sources themselves,
 	// so a note no sample triggers is covered too.
-	keyed := regexp.MustCompile(`\b(?:say|b\.note|b\.cannot)\("([a-z0-9.]+)"`)
+	keyed := regexp.MustCompile(`\b(?:say|b\.note|b\.cannot|refuse|errorf)\("([a-z0-9.]+)"`)
 	files, err := filepath.Glob(filepath.Join("..", "..", "sim", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	files = append(files, "measured.go") // the page's own keyed errors
 	found := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -151,15 +152,39 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 		}
 		for _, m := range keyed.FindAllStringSubmatch(string(src), -1) {
 			found++
+			// A template of verbs and marks alone ("%s: %v") needs no Chinese in it.
+			words := regexp.MustCompile(`[A-Za-z]{2,}`).MatchString(fmtVerb.ReplaceAllString(catalogueEN["sim."+m[1]], ""))
 			for _, lang := range Langs() {
-				if s, ok := catalogues[lang]["sim."+m[1]]; !ok || (lang == "zh" && !hasHan(s)) {
+				if s, ok := catalogues[lang]["sim."+m[1]]; !ok || (lang == "zh" && words && !hasHan(s)) {
 					t.Errorf("%s gives key %q: the %s catalogue lacks it", filepath.Base(f), m[1], lang)
 				}
 			}
 		}
 	}
-	if found < 30 {
+	if found < 50 {
 		t.Errorf("found only %d keyed notes in sim's sources: the scan is broken", found)
+	}
+}
+
+// A file the readers refuse is refused in the page's language, the
+// reader's reason inside the page's own sentence; the English is as before.
+func TestRefusalsAreSaidInTheLanguage(t *testing.T) {
+	for _, c := range []struct{ name, data, en string }{
+		{"a.json", `{"foo": 1}`, "a.json is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: not a known benchmark file (it has keys: foo); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details"},
+		{"b.json", `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, "b.json is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: ttfts: 1 entries but itls has 2"},
+		{"c.json", `{"summary": {"error": "connection refused"}, "gaps": []}`, "c.json: the run recorded no tokens (connection refused)"},
+	} {
+		_, err := ParseMeasured(c.name, []byte(c.data))
+		if err == nil {
+			t.Fatalf("%s was read", c.name)
+		}
+		if err.Error() != c.en || SayError("en", err) != c.en {
+			t.Errorf("%s: the English is %q (said %q), want %q", c.name, err.Error(), SayError("en", err), c.en)
+		}
+		zh := SayError("zh", err)
+		if !hasHan(zh) || !strings.Contains(zh, c.name) || strings.Contains(zh, "neither") || strings.Contains(zh, "known benchmark") || strings.Contains(zh, "entries but") {
+			t.Errorf("%s: the Chinese is %q", c.name, zh)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ package play
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 
@@ -83,10 +82,10 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	if _, ok := probe["summary"]; perr == nil && ok {
 		m, err := sim.ReadMeasured(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return nil, errorf("meas.lab", name, err)
 		}
 		if m.Summary.Error != "" {
-			return nil, fmt.Errorf("%s: the run recorded no tokens (%s)", name, m.Summary.Error)
+			return nil, errorf("meas.notokens", name, m.Summary.Error)
 		}
 		o := &Overlay{Name: name, Kind: "lab", Gaps: m.Gaps, Lab: &m.Summary}
 		if _, ok := probe["config"]; ok {
@@ -98,9 +97,9 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	runs, err := sim.ReadBench(name, data)
 	if err != nil {
 		if perr != nil && !sim.IsBench(data) {
-			return nil, fmt.Errorf("%s is not JSON, nor JSON Lines: %v", name, perr)
+			return nil, errorf("meas.notjson", name, perr)
 		}
-		return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v", name, err)
+		return nil, errorf("meas.neither", name, err)
 	}
 	b := runs[0]
 	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: b.Timeline(), Runs: len(runs)}
