@@ -49,7 +49,7 @@ var keptInEnglish = strings.Fields(`TTFT TPOT ITL E2E GPU GPUs CPU KV SLO SLOs g
 	OpenAI FlashDecoding TensorRT-LLM NCCL CUDA graph HBM NVLink concurrent poisson
 	Llama Mistral Mixtral Qwen SXM PCIe RTX CPU-core
 	JSON JSONL CSV PNG URL API HTTP SSE English Esc Page Down
-	servelab lecture lab sim measure serve bench like fidelity fit free cmd testdata overhead`)
+	servelab lecture lab sim measure serve bench like fidelity fit free cmd testdata overhead summary gaps ttfts`)
 
 // TestChineseScreenHasNoStrayEnglish opens the page in 中文 on every
 // preset and chapter, uploads every benchmark tool's sample file and a
@@ -126,6 +126,28 @@ func TestChineseScreenHasNoStrayEnglish(t *testing.T) {
 		}
 		upload(paths...)
 		look("upload "+strings.Join(f, "+"), skip...)
+	}
+
+	// Files the readers refuse: the refusal is said in Chinese too.
+	tmp := t.TempDir()
+	vllm, err := os.ReadFile(filepath.Join(dir, "vllm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"unknown.json": `{"my_key": 1}`,
+		"summary.json": `{"median_ttft_ms": 12, "request_throughput": 3}`,
+		"short.json":   strings.Replace(string(vllm), `"ttfts": [`, `"ttfts": [0.1, `, 1),
+	} {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{p})); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `document.getElementById("message").className === "error" && document.getElementById("message").textContent.includes("`+name+`")`, "the refusal of "+name)
+		look("refused "+name, append(skip, name)...)
 	}
 
 	// A vLLM file calibrated, then a lab file calibrated.
