@@ -346,7 +346,7 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		if k := slices.Index(active, i); k >= 0 {
 			fc.Identified, fc.RelStdErr = true, stderr[k]
 		} else {
-			fc.Note, fc.Why = "kept at the base value: "+why[i].Text, why[i]
+			fc.Note, fc.Why = say("cal.kept", "kept at the base value: %s", why[i]).Text, why[i]
 			cal.NotIdentified = append(cal.NotIdentified, info.Name+": "+why[i].Text)
 		}
 		cal.Constants = append(cal.Constants, fc)
