@@ -47,6 +47,61 @@ type BenchRun struct {
 	Method string
 	Cannot []string // figures this format cannot give, and why
 	Notes  []string // what was normalised or assumed while reading
+	// CannotNotes and NoteNotes are Cannot and Notes with their keys and
+	// arguments, one for each line and in the same order, for a page that
+	// shows them in its own language.
+	CannotNotes, NoteNotes []Note
+}
+
+// Note is a sentence for people with a stable key: Key names its template
+// (a page's catalogues hold one per language, "sim."+Key), Args fill it as
+// fmt does (an Arg may be a Note of its own), and Text is the English,
+// the same template filled with the same Args, as the CLI prints it.
+type Note struct {
+	Key  string
+	Args []any
+	Text string
+}
+
+// String is the note's English.
+func (n Note) String() string { return n.Text }
+
+// say is the note of key: format (the English template) filled with args.
+func say(key, format string, args ...any) Note {
+	return Note{Key: key, Args: args, Text: fmt.Sprintf(format, args...)}
+}
+
+// NoteError is an error whose message is a Note, so that a page can say
+// it in its language; it wraps the first of its Args that is an error.
+type NoteError struct{ Note Note }
+
+func (e *NoteError) Error() string { return e.Note.Text }
+
+// Unwrap is the error the note says more of, if any.
+func (e *NoteError) Unwrap() error {
+	for _, a := range e.Note.Args {
+		if err, ok := a.(error); ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuse is the error of key (see Note): why a file cannot be read.
+func refuse(key, format string, args ...any) error {
+	return &NoteError{say(key, format, args...)}
+}
+
+// note adds to Notes what was normalised or assumed (key: see Note).
+func (b *BenchRun) note(key, format string, args ...any) {
+	n := say(key, format, args...)
+	b.Notes, b.NoteNotes = append(b.Notes, n.Text), append(b.NoteNotes, n)
+}
+
+// cannot adds to Cannot a figure the file cannot give (key: see Note).
+func (b *BenchRun) cannot(key, format string, args ...any) {
+	n := say(key, format, args...)
+	b.Cannot, b.CannotNotes = append(b.Cannot, n.Text), append(b.CannotNotes, n)
 }
 
 // FigureNames are the figures Figures and Summary key: each name with _p50,
@@ -257,10 +312,10 @@ func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
 	return out, nil
 }
 
-// chunkNote says that chunks carried several tokens and how the figures
-// treat them.
-func chunkNote(k float64, itl string) string {
-	return fmt.Sprintf("chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); "+
+// chunkNote notes that chunks carried several tokens and how the figures
+// treat them; itl names the file's chunk gaps.
+func (b *BenchRun) chunkNote(k float64, itl Note) {
+	b.note("bench.chunks", "chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); "+
 		"itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)", k, itl)
 }
 
@@ -375,14 +430,17 @@ func (b *BenchRun) Merge(s *BenchRun) {
 	if b.Throughput == 0 {
 		b.Throughput = s.Throughput
 	}
-	kept := b.Cannot[:0]
-	for _, c := range b.Cannot {
+	kept, keptNotes := b.Cannot[:0], b.CannotNotes[:0]
+	for i, c := range b.Cannot {
 		if !strings.Contains(c, "beside this file") { // what the companion gave is no longer missing
 			kept = append(kept, c)
+			if i < len(b.CannotNotes) {
+				keptNotes = append(keptNotes, b.CannotNotes[i])
+			}
 		}
 	}
-	b.Cannot = kept
-	b.Notes = append(b.Notes, "figures stated by "+s.Format)
+	b.Cannot, b.CannotNotes = kept, keptNotes
+	b.note("bench.merged", "figures stated by %s", s.Format)
 }
 
 // linearQuantile is numpy's default percentile (and pandas' quantile):

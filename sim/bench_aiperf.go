@@ -161,17 +161,17 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 
 func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	if len(b.Requests) == 0 {
-		return nil, fmt.Errorf("no profiling records in the file")
+		return nil, refuse("bench.err.norecords", "no profiling records in the file")
 	}
 	if err := checkRequests(b.Requests); err != nil {
 		return nil, err
 	}
 	b.Duration = runSpan(b.Requests)
 	rebase(b.Requests)
-	b.Cannot = append(b.Cannot, "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
-	b.Notes = append(b.Notes, "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
+	b.cannot("bench.aiperf.load", "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
+	b.note("bench.aiperf.itl", "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.Notes = append(b.Notes, chunkNote(k, "AIPerf's inter_chunk_latency"))
+		b.chunkNote(k, say("bench.aiperf.chunks", "AIPerf's inter_chunk_latency"))
 	}
 	return []*BenchRun{b}, nil
 }
@@ -283,10 +283,10 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 
 func finishAIPerfRaw(b *BenchRun, counted bool) ([]*BenchRun, error) {
 	if !counted {
-		b.Notes = append(b.Notes, "where the server sent no usage, output tokens are counted as content chunks (AIPerf counts them with its tokenizer)")
+		b.note("bench.aiperf.counted", "where the server sent no usage, output tokens are counted as content chunks (AIPerf counts them with its tokenizer)")
 	}
 	if !b.HasStarts() {
-		b.Cannot = append(b.Cannot, "start times: metadata.request_start_ns is missing")
+		b.cannot("bench.aiperf.starts", "start times: metadata.request_start_ns is missing")
 	}
 	return finishAIPerf(b)
 }

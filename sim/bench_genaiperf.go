@@ -110,14 +110,14 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 		b.Duration = runSpan(b.Requests)
 		rebase(b.Requests)
 		if !counted {
-			b.Notes = append(b.Notes, "output tokens counted as content responses (GenAI-Perf counts them with its tokenizer): with several tokens a response, tpot and itl_token read high by that factor")
+			b.note("bench.genaiperf.counted", "output tokens counted as content responses (GenAI-Perf counts them with its tokenizer): with several tokens a response, tpot and itl_token read high by that factor")
 		}
 		if b.Requests[0].Prompt == 0 {
-			b.Cannot = append(b.Cannot, "prompt tokens: GenAI-Perf tokenizes the prompts and does not write the counts here (profile_export_genai_perf.json beside has their mean)")
+			b.cannot("bench.genaiperf.prompt", "prompt tokens: GenAI-Perf tokenizes the prompts and does not write the counts here (profile_export_genai_perf.json beside has their mean)")
 		}
-		b.Notes = append(b.Notes, "GenAI-Perf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
+		b.note("bench.genaiperf.itl", "GenAI-Perf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 		if k := b.ChunkTokens(); k > 1.05 {
-			b.Notes = append(b.Notes, chunkNote(k, "gaps between content responses"))
+			b.chunkNote(k, say("bench.genaiperf.chunks", "gaps between content responses"))
 		}
 		runs = append(runs, b)
 	}

@@ -92,7 +92,7 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 		return nil, unwrapJSON(err, "benchmarks")
 	}
 	if len(doc.Benchmarks) == 0 {
-		return nil, fmt.Errorf("benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	benches := make([]guideBench, len(doc.Benchmarks))
 	errs := make([]error, len(doc.Benchmarks))
@@ -105,7 +105,7 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 // guideRuns are the runs of the benchmarks decoded (errs: each one's decoding error).
 func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
 	if len(benches) == 0 {
-		return nil, fmt.Errorf("benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	var runs []*BenchRun
 	for i := range benches {
@@ -206,10 +206,10 @@ func (g *guideBench) run() (*BenchRun, error) {
 		total = g.Metrics.RequestTotals
 	}
 	if total != nil && total.Successful > len(g.Requests.Successful) {
-		b.Notes = append(b.Notes, fmt.Sprintf("the file keeps a sample of %d of %d successful requests; figures from the sample can differ from the file's own", len(g.Requests.Successful), total.Successful))
+		b.note("bench.guidellm.sample", "the file keeps a sample of %d of %d successful requests; figures from the sample can differ from the file's own", len(g.Requests.Successful), total.Successful)
 	}
-	b.Notes = append(b.Notes, "itl_token is GuideLLM's per-request mean gap counted once per token after the first, as its own inter_token_latency_ms distribution counts it")
-	b.Cannot = append(b.Cannot, "itl (per chunk) and per-token times: GuideLLM keeps only each request's first and last token times, so nothing goes on the timeline")
+	b.note("bench.guidellm.itl", "itl_token is GuideLLM's per-request mean gap counted once per token after the first, as its own inter_token_latency_ms distribution counts it")
+	b.cannot("bench.guidellm.times", "itl (per chunk) and per-token times: GuideLLM keeps only each request's first and last token times, so nothing goes on the timeline")
 	return b, nil
 }
 

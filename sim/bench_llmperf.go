@@ -58,11 +58,10 @@ func llmperfRuns(rows []llmperfRow) ([]*BenchRun, error) {
 	if err := checkRequests(b.Requests); err != nil {
 		return nil, err
 	}
-	b.Cannot = append(b.Cannot,
-		"itl (per chunk), per-token times and start times: llmperf keeps none, so nothing goes on the timeline",
-		"llmperf's inter_token_latency_s: it is (TTFT + every gap) / output tokens, the TTFT included, so it is not compared; tpot and itl_token come from e2e − TTFT",
-		"the load asked for and the tool's own percentiles: they are in *_summary.json beside this file")
-	b.Notes = append(b.Notes, "output tokens are llmperf's re-tokenized count of the text (a Llama tokenizer), not the server's")
+	b.cannot("bench.llmperf.times", "itl (per chunk), per-token times and start times: llmperf keeps none, so nothing goes on the timeline")
+	b.cannot("bench.llmperf.itl", "llmperf's inter_token_latency_s: it is (TTFT + every gap) / output tokens, the TTFT included, so it is not compared; tpot and itl_token come from e2e − TTFT")
+	b.cannot("bench.llmperf.load", "the load asked for and the tool's own percentiles: they are in *_summary.json beside this file")
+	b.note("bench.llmperf.tokens", "output tokens are llmperf's re-tokenized count of the text (a Llama tokenizer), not the server's")
 	return []*BenchRun{b}, nil
 }
 
@@ -108,7 +107,7 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 		_ = json.Unmarshal(v, &model)
 	}
 	b.Model = model
-	b.Cannot = append(b.Cannot, "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it",
-		"llmperf's inter_token_latency_s includes the TTFT and is not compared")
+	b.cannot("bench.llmperf.aggregate", "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it")
+	b.cannot("bench.llmperf.itlsummary", "llmperf's inter_token_latency_s includes the TTFT and is not compared")
 	return []*BenchRun{b}, nil
 }

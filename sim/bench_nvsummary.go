@@ -97,6 +97,6 @@ func readNVSummary(data []byte, name string) ([]*BenchRun, error) {
 			b.Concurrency = int(c.V)
 		}
 	}
-	b.Cannot = append(b.Cannot, "per-request data: this is the aggregate; the requests are in profile_export.json(l) beside it")
+	b.cannot("bench.nv.aggregate", "per-request data: this is the aggregate; the requests are in profile_export.json(l) beside it")
 	return []*BenchRun{b}, nil
 }

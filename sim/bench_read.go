@@ -113,7 +113,7 @@ func detectBench(data []byte) (string, error) {
 	return detectLines(first)
 }
 
-var errNotJSON = fmt.Errorf("not JSON, nor JSON Lines of objects")
+var errNotJSON = refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
 
 // detectObject tells a file that is one JSON object by its keys.
 func detectObject(obj map[string]json.RawMessage) (string, error) {
@@ -136,22 +136,22 @@ func detectObject(obj map[string]json.RawMessage) (string, error) {
 	case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
 		return "nvidia-summary", nil
 	case has("median_ttft_ms"):
-		return "", fmt.Errorf("a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
+		return "", refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
 	case has("summary"):
-		return "", fmt.Errorf("a lab measured-JSON file, not a benchmark tool's")
+		return "", refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
 	}
-	return "", fmt.Errorf("not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+	return "", refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
 }
 
 // detectList tells a file that is one JSON list of n objects by its first.
 func detectList(n int, arr []map[string]json.RawMessage) (string, error) {
 	if n == 0 {
-		return "", fmt.Errorf("an empty JSON list: no requests")
+		return "", refuse("bench.err.emptylist", "an empty JSON list: no requests")
 	}
 	if _, ok := arr[0]["ttft_s"]; ok {
 		return "llmperf", nil
 	}
-	return "", fmt.Errorf("a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+	return "", refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -165,7 +165,7 @@ func detectLines(first map[string]json.RawMessage) (string, error) {
 	case has("itls") || has("median_ttft_ms"):
 		return "sglang", nil
 	}
-	return "", fmt.Errorf("JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
+	return "", refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
 }
 
 func keyList(m map[string]json.RawMessage) string {
@@ -379,7 +379,7 @@ func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 		}
 		for j, g := range r.Gaps {
 			if !(g >= 0 && g <= MaxMeasuredSeconds) {
-				return fmt.Errorf("request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
+				return refuse("bench.err.gap", "request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
 			}
 		}
 		for _, f := range []struct {
@@ -387,11 +387,11 @@ func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 			v    float64
 		}{{"ttft", r.TTFT}, {"latency", r.Latency}, {"mean inter-token latency", r.MeanITL}} {
 			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
-				return fmt.Errorf("request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
+				return refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
 			}
 		}
 		if r.Prompt < 0 || r.Output < 0 {
-			return fmt.Errorf("request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
+			return refuse("bench.err.negative", "request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("no runs in the file")
+		return nil, refuse("bench.err.noruns", "no runs in the file")
 	}
 	return runs, nil
 }
@@ -51,6 +51,6 @@ func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) 
 	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2e"} {
 		msKeys(obj, theirs, ours, b.Summary)
 	}
-	b.Notes = append(b.Notes, "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk")
+	b.note("bench.sglang.itl", "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk")
 	return b, nil
 }

@@ -53,7 +53,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		return err
 	}
 	if _, ok := obj["itls"]; !ok {
-		return fmt.Errorf("itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+		return refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
 	if len(e2els) == 0 {
 		e2els = lats // vLLM names them latencies; some forks e2els
@@ -61,7 +61,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	n := len(itls)
 	if len(errs) != 0 && len(errs) != n && len(ttfts) == n {
 		// Some versions keep the arrays for successful requests only and list the failures' errors apart.
-		b.Notes = append(b.Notes, fmt.Sprintf("errors lists %d failures apart from the %d requests kept", len(errs), n))
+		b.note("bench.vllm.errors", "errors lists %d failures apart from the %d requests kept", len(errs), n)
 		errs = nil
 	}
 	for _, f := range []struct {
@@ -70,7 +70,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
 		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
 		if f.n != 0 && f.n != n {
-			return fmt.Errorf("%s: %d entries but itls has %d", f.key, f.n, n)
+			return refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	b.Model, b.Label = model, label
@@ -120,13 +120,13 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}
 	rebase(b.Requests)
 	if len(e2els) == 0 {
-		b.Notes = append(b.Notes, "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
+		b.note("bench.vllm.e2e", "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
 	}
 	if len(starts) == 0 {
-		b.Cannot = append(b.Cannot, "start times: this version writes none, so chunk gaps cannot go on the timeline")
+		b.cannot("bench.vllm.starts", "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.Notes = append(b.Notes, chunkNote(k, "the tool's itls"))
+		b.chunkNote(k, say("bench.vllm.chunks", "the tool's itls"))
 	}
 	return nil
 }

@@ -15,8 +15,10 @@ import (
 
 // Evidence is one measurement's figures and how a step model predicts them.
 type Evidence struct {
-	Source   string    // the file (for messages)
-	Names    []string  // what each figure is
+	Source string   // the file (for messages)
+	Names  []string // what each figure is
+	// Keys are Names with their keys and arguments (see Note), one each.
+	Keys     []Note
 	Measured []float64 // seconds
 	// Noise is each figure's relative measurement uncertainty (0.01 = 1%).
 	Noise []float64
@@ -36,10 +38,10 @@ type Evidence struct {
 // relative uncertainty: a median's standard error from its gaps' spread
 // (1.25 x IQR/1.35/sqrt(n)), a single figure's the step in flight when
 // the long prompt arrived (one quiet step); floors 0.2% and 0.5%.
-func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, noise []float64) {
-	add := func(n string, v, nz float64) {
+func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, noise []float64, keys []Note) {
+	add := func(n Note, v, nz float64) {
 		if v > 0 {
-			names, vals, noise = append(names, n), append(vals, v), append(noise, nz)
+			names, vals, noise, keys = append(names, n.Text), append(vals, v), append(noise, nz), append(keys, n)
 		}
 	}
 	window := func(lo, hi float64) (typical, se float64, n int) {
@@ -64,20 +66,20 @@ func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, 
 		return
 	}
 	single := func(v float64) float64 { return math.Max(0.005, q/math.Max(v, q)) }
-	add("quiet ITL p50", q, qse)
+	add(say("cal.fig.quiet", "quiet ITL p50"), q, qse)
 	ttft := s.LongTTFT
 	if w.LongCount > 0 {
-		add("long TTFT", ttft, single(ttft))
+		add(say("cal.fig.ttft", "long TTFT"), ttft, single(ttft))
 	}
-	add("worst gap", s.WorstGap, single(s.WorstGap))
+	add(say("cal.fig.worst", "worst gap"), s.WorstGap, single(s.WorstGap))
 	if ttft > 0 && w.LongOutputLen >= 8 {
 		if m, se, n := window(ttft+2*q, ttft+float64(w.LongOutputLen-2)*q); n >= 8 {
-			add("ITL p50 while the long request decodes", m, se)
+			add(say("cal.fig.longdecode", "ITL p50 while the long request decodes"), m, se)
 		}
 	}
 	if ttft > 0 {
 		if m, se, n := window(0, ttft); n >= 4*max(1, s.ShortConcurrency) {
-			add("ITL p50 during the long prefill", m, se)
+			add(say("cal.fig.prefill", "ITL p50 during the long prefill"), m, se)
 		}
 	}
 	return
@@ -106,17 +108,17 @@ func shortLab(w LabWorkload, s LabSummary) LabWorkload {
 // limits) with each candidate step model and reads the same figures.
 func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	if m.Summary.Error != "" {
-		return Evidence{}, fmt.Errorf("%s: the run recorded no tokens (%s)", source, m.Summary.Error)
+		return Evidence{}, refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
 	}
 	w := m.Config.LabWorkload
 	if err := w.Validate(); err != nil {
 		return Evidence{}, fmt.Errorf("%s: config: %w", source, err)
 	}
-	names, vals, noise := labFigures(m.Summary, m.Gaps, w)
+	names, vals, noise, keys := labFigures(m.Summary, m.Gaps, w)
 	if len(vals) == 0 {
-		return Evidence{}, fmt.Errorf("%s: no gaps before the injection (the quiet window) to calibrate against", source)
+		return Evidence{}, refuse("cal.err.noquiet", "%s: no gaps before the injection (the quiet window) to calibrate against", source)
 	}
-	ev := Evidence{Source: source, Names: names, Measured: vals, Noise: noise}
+	ev := Evidence{Source: source, Names: names, Keys: keys, Measured: vals, Noise: noise}
 	sw := shortLab(w, m.Summary)
 	ev.Predict = func(s StepModel) ([]float64, error) {
 		c := cfg
@@ -125,7 +127,7 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 		if err != nil {
 			return nil, err
 		}
-		pn, pv, _ := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
+		pn, pv, _, _ := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
 		got := make([]float64, len(names))
 		for i, n := range names {
 			if j := slices.Index(pn, n); j >= 0 {
@@ -167,7 +169,7 @@ func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
 	}
 	itl := Percentile(b.AllITLs(), 50)
 	if itl <= 0 || len(in) == 0 || len(out) == 0 || !(b.Duration > 0) {
-		return Evidence{}, fmt.Errorf("%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
+		return Evidence{}, refuse("cal.err.bench", "%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
 	}
 	sum := func(xs []float64) float64 {
 		t := 0.0
@@ -178,12 +180,14 @@ func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
 	}
 	batch := max(1, int(math.Round(sum(lat)/b.Duration)))
 	ctx := int(math.Round(sum(in)/float64(len(in)) + sum(out)/float64(len(out))/2))
-	ev := Evidence{Source: source, Names: []string{fmt.Sprintf("ITL p50 (decode of %d at context %d)", batch, ctx)},
+	decode := say("cal.fig.decode", "ITL p50 (decode of %d at context %d)", batch, ctx)
+	ev := Evidence{Source: source, Names: []string{decode.Text}, Keys: []Note{decode},
 		Measured: []float64{itl}, Noise: []float64{0.02}}
 	prompt := 0
 	if ttft := Percentile(ttfts, 50); ttft > 0 {
 		prompt = int(Percentile(slices.Clone(in), 50))
-		ev.Names = append(ev.Names, fmt.Sprintf("TTFT p50 (prefill of %d tokens)", prompt))
+		pre := say("cal.fig.prompt", "TTFT p50 (prefill of %d tokens)", prompt)
+		ev.Names, ev.Keys = append(ev.Names, pre.Text), append(ev.Keys, pre)
 		ev.Measured = append(ev.Measured, ttft)
 		ev.Noise = append(ev.Noise, 0.05)
 	}
@@ -208,6 +212,8 @@ type FittedConstant struct {
 	// figures' noise (identified constants only).
 	RelStdErr float64 `json:"rel_std_err,omitempty"`
 	Note      string  `json:"note,omitempty"`
+	// Why is why the constant was kept at its base value, with its key (see Note).
+	Why Note `json:"-"`
 }
 
 // Target is one measured figure beside the base's and the fit's predictions.
@@ -217,6 +223,8 @@ type Target struct {
 	Measured float64 `json:"measured"`
 	Base     float64 `json:"base"`
 	Fitted   float64 `json:"fitted"`
+	// Key is Name with its key and arguments (see Note), when the evidence has them.
+	Key Note `json:"-"`
 }
 
 // Calibration is what Calibrate found.
@@ -301,7 +309,7 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		active[i] = i
 	}
 	cal := &Calibration{}
-	why := map[int]string{}
+	why := map[int]Note{}
 	var fit StepModel
 	var stderr []float64
 	for {
@@ -321,14 +329,14 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		i := active[worst]
 		switch {
 		case math.IsInf(stderr[worst], 1):
-			why[i] = "no figure in these files depends on it"
+			why[i] = say("cal.why.nofigure", "no figure in these files depends on it")
 		case stderr[worst] > 10:
-			why[i] = "these files do not pin it"
+			why[i] = say("cal.why.nopin", "these files do not pin it")
 		default:
-			why[i] = fmt.Sprintf("these files pin it only to ±%.0f%%", 100*stderr[worst])
+			why[i] = say("cal.why.pin", "these files pin it only to ±%.0f%%", 100*stderr[worst])
 		}
 		if p := partner(base, infos, active, worst, meas, noise, predict); p != "" {
-			why[i] += "; it trades off against " + p + " (measure another batch size, context or prompt length to separate them)"
+			why[i] = say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", why[i], p)
 		}
 		active = slices.Delete(active, worst, worst+1)
 	}
@@ -338,8 +346,8 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		if k := slices.Index(active, i); k >= 0 {
 			fc.Identified, fc.RelStdErr = true, stderr[k]
 		} else {
-			fc.Note = "kept at the base value: " + why[i]
-			cal.NotIdentified = append(cal.NotIdentified, info.Name+": "+why[i])
+			fc.Note, fc.Why = say("cal.kept", "kept at the base value: %s", why[i]).Text, why[i]
+			cal.NotIdentified = append(cal.NotIdentified, info.Name+": "+why[i].Text)
 		}
 		cal.Constants = append(cal.Constants, fc)
 	}
@@ -350,7 +358,11 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 	k := 0
 	for _, ev := range evidence {
 		for j, n := range ev.Names {
-			cal.Targets = append(cal.Targets, Target{Source: ev.Source, Name: n, Measured: ev.Measured[j], Base: basePred[k], Fitted: fitPred[k]})
+			key := Note{Text: n}
+			if len(ev.Keys) == len(ev.Names) {
+				key = ev.Keys[j]
+			}
+			cal.Targets = append(cal.Targets, Target{Source: ev.Source, Name: n, Key: key, Measured: ev.Measured[j], Base: basePred[k], Fitted: fitPred[k]})
 			k++
 		}
 	}
@@ -726,17 +738,29 @@ func (c *Calibration) Profile(base *Profile, name, source string) (*Profile, err
 	var fitted []string
 	for _, f := range c.Constants {
 		if f.Identified {
-			if p, err = p.With(gpu, f.Name, f.Value, fmt.Sprintf("servelab calibrate on %s (±%.1f%%)", source, 100*f.RelStdErr)); err != nil {
+			if p, err = p.With(gpu, f.Name, f.Value, CalibratedSource(source, f.RelStdErr).Text); err != nil {
 				return nil, err
 			}
 			fitted = append(fitted, f.Name)
 		}
 	}
 	fit := p.GPUs[gpu]
-	fit.Note = fmt.Sprintf("calibrated on %s: fitted %s; the rest from profile %s", source, strings.Join(fitted, ", "), base.Name)
+	fit.Note = CalibratedNote(source, fitted, base.Name).Text
 	fit.Points = nil
 	p.GPUs[gpu] = fit
 	return p, nil
+}
+
+// CalibratedSource is what a calibrated constant's source says: the files
+// it was fitted to and its relative standard error (with its key, see Note).
+func CalibratedSource(source string, relStdErr float64) Note {
+	return say("cal.source", "servelab calibrate on %s (±%.1f%%)", source, 100*relStdErr)
+}
+
+// CalibratedNote is the calibrated GPU's note: the files, the constants
+// fitted and the base profile (with its key, see Note).
+func CalibratedNote(source string, fitted []string, base string) Note {
+	return say("cal.gpunote", "calibrated on %s: fitted %s; the rest from profile %s", source, strings.Join(fitted, ", "), base)
 }
 
 // CalibrateMeasured is the page's one call: fit prof's calibrated constants

@@ -79,22 +79,33 @@ func (calibratePanel) render(p *page, u *uiState) {
 		fmt.Fprintf(&sb, `<table id="calibrate-table"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
 			html.EscapeString(u.trf("cal.caption", c.source, c.base)), u.tr("cal.col.fig"), u.tr("cal.col.measured"), u.tr("cal.col.before"), u.tr("cal.col.after"))
 		for _, t := range cal.Targets {
-			fmt.Fprintf(&sb, `<tr><th scope="row">%s</th><td>%s ms</td><td>%s ms</td><td>%s ms</td></tr>`, html.EscapeString(t.Name), ms(t.Measured), ms(t.Base), ms(t.Fitted))
+			fmt.Fprintf(&sb, `<tr><th scope="row">%s</th><td>%s ms</td><td>%s ms</td><td>%s ms</td></tr>`, html.EscapeString(play.Say(u.lang, t.Key)), ms(t.Measured), ms(t.Base), ms(t.Fitted))
 		}
 		fmt.Fprintf(&sb, `</table><p class="small">%s</p><ul class="small" id="calibrate-consts">`, html.EscapeString(u.tr("cal.consts")))
 		for _, f := range cal.Constants {
 			if f.Identified {
 				fmt.Fprintf(&sb, `<li>%s</li>`, html.EscapeString(u.trf("cal.const.v", f.Name, fmtConst(f.Name, f.Base), fmtConst(f.Name, f.Value), 100*f.RelStdErr)))
 			} else {
-				fmt.Fprintf(&sb, `<li>%s</li>`, html.EscapeString(u.trf("cal.const.kept", f.Name, fmtConst(f.Name, f.Value), f.Note)))
+				fmt.Fprintf(&sb, `<li>%s</li>`, html.EscapeString(u.trf("cal.const.kept", f.Name, fmtConst(f.Name, f.Value), keptNote(u.lang, f))))
 			}
 		}
-		for _, n := range cal.NotIdentified {
-			fmt.Fprintf(&sb, `<li>%s</li>`, html.EscapeString(u.trf("cal.notid", n)))
+		for _, f := range cal.Constants {
+			if !f.Identified {
+				fmt.Fprintf(&sb, `<li>%s</li>`, html.EscapeString(u.trf("cal.notid", u.trf("cal.notid.item", f.Name, play.Say(u.lang, f.Why)))))
+			}
 		}
 		sb.WriteString(`</ul>`)
 	}
 	p.setHTML("calibrate-box", sb.String())
+}
+
+// keptNote is why a constant kept its base value, in lang ("kept at the
+// base value: ..."; the fit's own English where it gave no reason's key).
+func keptNote(lang string, f sim.FittedConstant) string {
+	if f.Why.Key == "" {
+		return f.Note
+	}
+	return play.Say(lang, sim.Note{Key: "cal.kept", Args: []any{f.Why}, Text: f.Note})
 }
 
 // fmtConst writes a fitted constant (overhead-like ones in ms).
@@ -130,7 +141,7 @@ func (a *App) startCalibration() {
 			return
 		}
 	}
-	a.calib.err = play.Tf(a.lang, "cal.failed", err.Error())
+	a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
 	a.render()
 }
 
@@ -233,7 +244,7 @@ func (a *App) finishCalibration(cancel *atomic.Bool, cal *sim.Calibration, p *si
 		err = play.AddProfile(p)
 	}
 	if err != nil && !errors.Is(err, errCancelled) {
-		a.calib.err = play.Tf(a.lang, "cal.failed", err.Error())
+		a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
 	}
 	if err == nil {
 		a.calib.cal, a.calib.prof, a.calib.err = cal, p.Name, ""

@@ -26,6 +26,28 @@ func (comparePanel) bind(p *page, emit func(event)) {
 	p.onClick("cmp-reset", emit, evResetB{})
 }
 
+// settingLabel names a setting (a URL key) as its control does, in the
+// page's language; the key itself where the catalogues have no label.
+func settingLabel(u *uiState, k string) string {
+	for _, key := range []string{"param." + k, "ctl." + k} {
+		if s := u.tr(key); s != key {
+			return s
+		}
+	}
+	return k
+}
+
+// settingValue is a setting's value in the page's words (a policy or a
+// workload by its name in the picker), else as the URL has it.
+func settingValue(u *uiState, k, v string) string {
+	if k == "policy" || k == "workload" {
+		if s := u.tr(k + "." + v); s != k+"."+v {
+			return s
+		}
+	}
+	return v
+}
+
 func (comparePanel) render(p *page, u *uiState) {
 	c := u.cmp
 	if el := p.el("cmp-on"); !el.IsNull() {
@@ -49,7 +71,7 @@ func (comparePanel) render(p *page, u *uiState) {
 	sort.Strings(keys)
 	var diffs []string
 	for _, k := range keys {
-		diffs = append(diffs, k+" = "+c.pair.B[k])
+		diffs = append(diffs, settingLabel(u, k)+" = "+settingValue(u, k, c.pair.B[k]))
 	}
 	if len(diffs) == 0 {
 		diffs = []string{u.tr("cmp.same")}

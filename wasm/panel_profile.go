@@ -50,21 +50,30 @@ func (pp *profilePanel) render(p *page, u *uiState) {
 		p.setHTML("profile-constants", "")
 		return
 	}
+	st := u.state()
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<table class="consts"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
 		html.EscapeString(u.trf("prof.caption", name, u.run.Step.GPU.Name)), u.tr("prof.col.name"), u.tr("prof.col.value"), u.tr("prof.col.source"))
-	for _, c := range play.StepConsts(*u.st, u.run.Step) {
+	for _, c := range play.StepConsts(st, u.run.Step) {
 		fmt.Fprintf(&sb, `<tr data-const="%s"><th scope="row" title="%s">%s</th><td>%s</td><td>%s</td></tr>`, c.Name,
 			html.EscapeString(c.Meaning), c.Name, constValue(c), html.EscapeString(constSource(u, c)))
 	}
 	sb.WriteString(`</table>`)
-	fitted, note := play.GPUNote(*u.st)
+	fitted, note := play.GPUNote(st)
 	key := "prof.gpu.fitted"
 	if !fitted {
 		key = "prof.gpu.unfitted"
 	}
 	fmt.Fprintf(&sb, `<p class="small" id="profile-gpu-note">%s</p>`, html.EscapeString(u.trf(key, u.st.GPU, note)))
 	p.setHTML("profile-constants", sb.String())
+}
+
+// state is the page's state in the page's language (the profile's texts
+// are said in it).
+func (u *uiState) state() play.State {
+	st := *u.st
+	st.Lang = u.lang
+	return st
 }
 
 // constValue writes a constant in its unit (seconds as ms).
@@ -99,7 +108,7 @@ func stepConstsHTML(u *uiState) string {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<details class="step-consts"><summary>%s</summary><ul>`, html.EscapeString(u.trf("step.consts", name)))
-	for _, c := range play.StepConsts(*u.st, u.run.Step) {
+	for _, c := range play.StepConsts(u.state(), u.run.Step) {
 		fmt.Fprintf(&sb, `<li><b>%s</b> = %s — %s</li>`, c.Name, constValue(c), html.EscapeString(constSource(u, c)))
 	}
 	sb.WriteString(`</ul></details>`)

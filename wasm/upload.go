@@ -99,7 +99,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 	}
 	o, err := play.ParseMeasured(name, data)
 	if err != nil {
-		a.message(play.Tf(a.lang, "up.bad", err.Error()), true)
+		a.message(play.Tf(a.lang, "up.bad", play.SayError(a.lang, err)), true)
 		return
 	}
 	a.addOverlay(name, o)

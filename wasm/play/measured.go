@@ -5,7 +5,6 @@ package play
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 
@@ -83,10 +82,10 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	if _, ok := probe["summary"]; perr == nil && ok {
 		m, err := sim.ReadMeasured(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return nil, errorf("meas.lab", name, err)
 		}
 		if m.Summary.Error != "" {
-			return nil, fmt.Errorf("%s: the run recorded no tokens (%s)", name, m.Summary.Error)
+			return nil, errorf("meas.notokens", name, m.Summary.Error)
 		}
 		o := &Overlay{Name: name, Kind: "lab", Gaps: m.Gaps, Lab: &m.Summary}
 		if _, ok := probe["config"]; ok {
@@ -98,9 +97,9 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	runs, err := sim.ReadBench(name, data)
 	if err != nil {
 		if perr != nil && !sim.IsBench(data) {
-			return nil, fmt.Errorf("%s is not JSON, nor JSON Lines: %v", name, perr)
+			return nil, errorf("meas.notjson", name, perr)
 		}
-		return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v", name, err)
+		return nil, errorf("meas.neither", name, err)
 	}
 	b := runs[0]
 	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: b.Timeline(), Runs: len(runs)}
@@ -142,7 +141,7 @@ func (o *Overlay) Absorb(s *Overlay) bool {
 // and which figures it cannot give (nil for a lab run), in English.
 func (o *Overlay) Lines() []string { return o.LinesIn("en") }
 
-// LinesIn is Lines in lang (the readers' own notes stay as they wrote them).
+// LinesIn is Lines in lang (the readers' notes by their keys, see Say).
 func (o *Overlay) LinesIn(lang string) []string {
 	b := o.Bench
 	if b == nil {
@@ -152,10 +151,10 @@ func (o *Overlay) LinesIn(lang string) []string {
 	if o.Runs > 1 {
 		out = append(out, Tf(lang, "bench.runs", o.Runs))
 	}
-	for _, n := range b.Notes {
+	for _, n := range SayAll(lang, b.Notes, b.NoteNotes) {
 		out = append(out, Tf(lang, "bench.note", n))
 	}
-	for _, c := range b.Cannot {
+	for _, c := range SayAll(lang, b.Cannot, b.CannotNotes) {
 		out = append(out, Tf(lang, "bench.cannot", c))
 	}
 	return out

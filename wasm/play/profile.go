@@ -162,7 +162,7 @@ func StepConsts(s State, step sim.StepModel) []Const {
 	}
 	var out []Const
 	for _, c := range sim.StepConstants(step, p) {
-		k := Const{Name: c.Name, Unit: c.Unit, Meaning: c.Meaning, Value: c.Value, Source: c.Source}
+		k := Const{Name: c.Name, Unit: c.Unit, Meaning: ConstMeaning(s.Lang, c.ConstantInfo), Value: c.Value, Source: ProfileText(s.Lang, c.Source)}
 		for _, sc := range sliderConstants {
 			if sc.name == c.Name {
 				// The sliders hold the profile's values rounded (ApplyProfile).
@@ -178,13 +178,14 @@ func StepConsts(s State, step sim.StepModel) []Const {
 }
 
 // GPUNote says whether the state's GPU has constants of its own in the
-// active profile.
+// active profile, in the state's language.
 func GPUNote(s State) (fitted bool, note string) {
 	p, err := s.ActiveProfile()
 	if err != nil {
 		return false, err.Error()
 	}
-	return p.GPUNote(s.GPU)
+	fitted, note = p.GPUNote(s.GPU)
+	return fitted, ProfileText(s.Lang, note)
 }
 
 // EngineConfig is the engine the state runs on one GPU (its step model and

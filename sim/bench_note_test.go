@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkNotes fails when a run's keyed notes are not its notes, one for one
+// and word for word (the page shows the keyed ones, the CLI the others).
+func checkNotes(t *testing.T, what string, lines []string, notes []Note) {
+	t.Helper()
+	if len(lines) != len(notes) {
+		t.Errorf("%s: %d lines but %d keyed notes", what, len(lines), len(notes))
+		return
+	}
+	for i, n := range notes {
+		if n.Key == "" || n.Text != lines[i] {
+			t.Errorf("%s %d: keyed note %+v, line %q", what, i, n, lines[i])
+		}
+		// The English is the template's own filling: a nested note prints its Text.
+		if got := fmt.Sprint(n); got != lines[i] {
+			t.Errorf("%s %d: the note prints %q", what, i, got)
+		}
+	}
+}
+
+func TestBenchNotesHaveKeys(t *testing.T) {
+	files := []string{"vllm.json", "sglang.jsonl", "guidellm.json", "guidellm_v02.json",
+		"aiperf/profile_export.jsonl", "aiperf/profile_export_raw.jsonl", "aiperf/profile_export_aiperf.json",
+		"genai-perf/profile_export.json", "genai-perf/profile_export_genai_perf.json",
+		"llmperf/m_550_150_individual_responses.json", "llmperf/m_550_150_summary.json"}
+	keys := map[string]bool{}
+	for _, f := range files {
+		for i, b := range readFixture(t, f) {
+			what := fmt.Sprintf("%s run %d", f, i)
+			checkNotes(t, what+" notes", b.Notes, b.NoteNotes)
+			checkNotes(t, what+" cannot", b.Cannot, b.CannotNotes)
+			for _, n := range append(b.NoteNotes, b.CannotNotes...) {
+				keys[n.Key] = true
+			}
+		}
+	}
+	// A summary merged into its per-request file drops the "beside this
+	// file" lines from both lists and notes the merge in both.
+	for _, pair := range [][2]string{{"aiperf/profile_export.jsonl", "aiperf/profile_export_aiperf.json"},
+		{"genai-perf/profile_export.json", "genai-perf/profile_export_genai_perf.json"},
+		{"llmperf/m_550_150_individual_responses.json", "llmperf/m_550_150_summary.json"}} {
+		b, s := readAlone(t, pair[0]), readAlone(t, pair[1])
+		before := len(b.Cannot)
+		b.Merge(s)
+		checkNotes(t, pair[0]+" merged notes", b.Notes, b.NoteNotes)
+		checkNotes(t, pair[0]+" merged cannot", b.Cannot, b.CannotNotes)
+		if strings.Contains(strings.Join(b.Cannot, "\n"), "beside this file") || (pair[0] != "genai-perf/profile_export.json" && len(b.Cannot) >= before) {
+			t.Errorf("%s: merging %s left %q", pair[0], pair[1], b.Cannot)
+		}
+		if n := b.NoteNotes[len(b.NoteNotes)-1]; n.Key != "bench.merged" {
+			t.Errorf("%s: the merge's note is %+v", pair[0], n)
+		}
+	}
+	// The samples exercise most of the readers' notes (the page's catalogue
+	// test reads the same files): a reader that lost its keys shows here.
+	if len(keys) < 15 {
+		t.Errorf("only %d note keys in the samples: %v", len(keys), keys)
+	}
+}
+
+// readAlone is a sample's first run as its reader gives it, with no companion merged.
+func readAlone(t *testing.T, name string) *BenchRun {
+	t.Helper()
+	path := filepath.Join("testdata", "bench", name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ReadBench(path, data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return runs[0]
+}
+
+func TestCalibrationNamesHaveKeys(t *testing.T) {
+	b := &VLLMBench{ITLs: [][]float64{{0.01, 0.011}, {0.012}}, TTFTs: []float64{0.05, 0.06}, InputLens: []int{100, 200}, OutputLens: []int{3, 2}, Duration: 1}
+	ev, err := BenchEvidence(b, "x.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNotes(t, "bench evidence", ev.Names, ev.Keys)
+	c := DefaultLabConfig()
+	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 4, 6, 2, 4000
+	st, err := DefaultStepModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := NewPolicy("prefill-first", 0)
+	lo, err := RunLab(Config{Step: st, Policy: pol}, c.LabWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err = LabEvidence(Config{Step: st, Policy: pol}, &Measured{Config: c, Summary: lo.Summary, Gaps: GapsFrom(lo.Run.Arrivals, c.InjectAfter)}, "lab.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNotes(t, "lab evidence", ev.Names, ev.Keys)
+	if len(ev.Keys) < 3 {
+		t.Errorf("lab evidence has %d figures: %v", len(ev.Names), ev.Names)
+	}
+	n := say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", say("cal.why.nopin", "these files do not pin it"), "overhead")
+	if want := "these files do not pin it; it trades off against overhead (measure another batch size, context or prompt length to separate them)"; n.Text != want {
+		t.Errorf("a nested note reads %q, want %q", n.Text, want)
+	}
+}
+
+// A file the readers refuse is refused with a keyed note whose English is
+// the error's message, the same from the whole reader and the sliced one.
+func TestBenchRefusalsHaveKeys(t *testing.T) {
+	for _, data := range []string{`{"foo": 1}`, `[]`, `{"median_ttft_ms": 3}`, `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, `{"a": 1}` + "\n" + `{"b": 2}`, `{"benchmarks": []}`} {
+		for _, read := range []func() error{
+			func() error { _, err := ReadBench("x.json", []byte(data)); return err },
+			func() error { _, err := ReadBenchSliced("x.json", []byte(data), nil); return err },
+		} {
+			err := read()
+			var ne *NoteError
+			if err == nil || !errors.As(err, &ne) || ne.Note.Key == "" || !strings.Contains(err.Error(), ne.Note.Text) {
+				t.Errorf("%s: error %v carries no keyed note (%+v)", data, err, ne)
+			}
+		}
+	}
+}
