@@ -111,7 +111,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 			case err != nil:
 				a.big = bigUpload{}
 				a.render()
-				a.message(play.Tf(a.lang, bad, err.Error()), true)
+				a.message(play.Tf(a.lang, bad, play.SayError(a.lang, err)), true)
 			default:
 				ok()
 			}

@@ -129,12 +129,12 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 	}
 	if err != nil {
 		if res.NotObject != nil && !res.Known {
-			return nil, fmt.Errorf("%s is not JSON, nor JSON Lines: %v", name, res.NotObject)
+			return nil, errorf("meas.notjson", name, res.NotObject)
 		}
 		if strings.Contains(err.Error(), "a lab measured-JSON file") {
 			return ParseMeasured(name, data) // a lab file with keys of its own: the lab's reader says what it makes of it
 		}
-		return nil, fmt.Errorf("%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v", name, err)
+		return nil, errorf("meas.neither", name, err)
 	}
 	b := res.Runs[0]
 	gaps, err := b.TimelineTick(phase(0.75, 0.1))
