@@ -12,16 +12,20 @@ import (
 )
 
 // bgRest is how long the settings must rest before the background
-// figures start (a drag's input events come a frame apart).
-const bgRest = 60 * time.Millisecond
+// figures start (a drag's input events come a frame apart): the job
+// starts then, not at the next frame after, and a newer change that came
+// meanwhile cancels it before it does any work.
+const bgRest = 40 * time.Millisecond
 
 // errCancelled stops a background job whose settings are stale.
 var errCancelled = errors.New("cancelled")
 
 // startBackground computes the latency-vs-rate sweep and the goodput for
-// state s without holding up the page: each simulation yields to the
-// browser, and a newer change (a new figures generation gen) cancels the job.
-func (a *App) startBackground(s play.State, gen int) {
+// state s from time at without holding up the page: each simulation
+// yields to the browser, and a newer change (a new figures generation gen)
+// cancels the job. cur is the point of s's own rate, read from the run
+// shown (nil: none).
+func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.RatePoint) {
 	if a.simErr != "" {
 		return
 	}
@@ -34,6 +38,7 @@ func (a *App) startBackground(s play.State, gen int) {
 				a.post(func() { a.fail("background figures", r) })
 			}
 		}()
+		time.Sleep(time.Until(at)) // the settings' rest
 		last := time.Now()
 		stale := func() error {
 			// Let the browser draw and handle input about every frame, not
@@ -44,15 +49,22 @@ func (a *App) startBackground(s play.State, gen int) {
 				last = time.Now()
 			}
 			a.mu.Lock()
-			cur, pending := a.pub.figGen, a.pub.simPending
+			now, pending := a.pub.figGen, a.pub.simPending
 			a.mu.Unlock()
-			if cur != gen || pending {
+			if now != gen || pending {
 				return errCancelled
 			}
 			return nil
 		}
+		if stale() != nil {
+			return
+		}
 		var pts []play.RatePoint
 		for _, rate := range play.RatesFor(s.F("rate")) {
+			if cur != nil && rate == cur.Rate {
+				pts = append(pts, *cur) // the run shown is this experiment
+				continue
+			}
 			if stale() != nil {
 				return
 			}
@@ -98,10 +110,14 @@ func (a *App) pickBackground() {
 	if a.lec != nil && a.lec.pending() {
 		return // a chapter's table comes first: they would share the one thread
 	}
-	if a.bgPending && time.Now().After(a.bgAt) {
+	if a.bgPending {
 		a.bgPending = false
 		a.publish() // (the background checks the published figures' generation)
-		a.startBackground(a.state.Clone(), a.figGen)
+		var cur *play.RatePoint
+		if r := a.run; r != nil && r.State.Query() == a.state.Query() {
+			cur = &play.RatePoint{Rate: a.state.F("rate"), TTFTP90: r.Summary.TTFTP90, TPOTP90: r.Summary.TPOTP90, Attainment: a.figs.Attainment}
+		}
+		a.startBackground(a.state.Clone(), a.figGen, a.bgAt, cur)
 	}
 }
 

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"testing"
+)
+
+// The latency-vs-rate view's points are the page's own experiments: the
+// point at the page's rate is the run shown, and the point at half the
+// rate is what a page opened at that rate shows.
+func TestSweepPointsAreThePagesRuns(t *testing.T) {
+	base := serve(t)
+	ctx := browser(t)
+	open(t, ctx, base+"?preset=demo2&rate=12")
+	waitFor(t, ctx, `servelab.figures().goodput >= 0 && servelab.figures().latency_vs_rate.length === 7`, "the background figures")
+	f := eval[map[string]any](t, ctx, `servelab.figures()`)
+	pts := f["latency_vs_rate"].([]any)
+	point := func(rate float64) map[string]any {
+		for _, p := range pts {
+			if m := p.(map[string]any); m["rate"] == rate {
+				return m
+			}
+		}
+		t.Fatalf("no point at %v req/s in %v", rate, pts)
+		return nil
+	}
+	same := func(what string, p map[string]any, g map[string]any) {
+		t.Helper()
+		for _, c := range [][2]string{{"ttft_p90", "ttft"}, {"tpot_p90", "tpot"}} {
+			if want := g[c[1]].(map[string]any)["p90"]; p[c[0]] != want {
+				t.Errorf("%s: %s %v, the page shows %v", what, c[0], p[c[0]], want)
+			}
+		}
+		if p["attainment"] != g["attainment"] {
+			t.Errorf("%s: attainment %v, the page shows %v", what, p["attainment"], g["attainment"])
+		}
+	}
+	same("the point at the page's rate", point(12), f)
+
+	ctx2 := browser(t)
+	open(t, ctx2, base+"?preset=demo2&rate=6")
+	waitFor(t, ctx2, `servelab.figures().completed === 1500`, "the run at 6 req/s")
+	same("the point at 6 req/s", point(6), eval[map[string]any](t, ctx2, `servelab.figures()`))
+}
