@@ -326,9 +326,6 @@ func (g *game) Update() error {
 	}
 	if a.rs != nil && !a.lectureBusy(a.frameAt) {
 		a.advanceResim()
-		if a.gen == 1 {
-			a.mark("simulated")
-		}
 	}
 	a.mu.Lock()
 	a.pub.simPending = a.needSim || a.rs != nil // (the background figures are stale already)

@@ -15,7 +15,7 @@ import (
 const (
 	resimFirst = 60 * time.Millisecond
 	resimSlice = 35 * time.Millisecond
-	resimStart = 250 * time.Millisecond // the page's first run
+	resimStart = time.Second // the page's first run: nothing is drawn yet, its compiler still warms up
 )
 
 // resim is a re-simulation under way: run A's job, then in compare mode
@@ -117,6 +117,9 @@ func (a *App) showResimProgress(j *play.Job) {
 // landResim shows the runs a re-simulation made and refreshes everything shown.
 func (a *App) landResim(rs *resim) {
 	a.gen++
+	if a.gen == 1 {
+		a.mark("simulated")
+	}
 	if a.run != rs.runA && (a.lec == nil || !a.lec.holds(a.run)) {
 		a.run.Recycle() // its arrays go to the next simulation
 	}
