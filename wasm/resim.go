@@ -43,12 +43,12 @@ func (a *App) beginResim() {
 		rs.slices = 1
 	}
 	a.dropResim()
-	switch {
-	case a.keepA():
+	if a.keepA() {
 		rs.runA = a.run // compare mode: only run B's settings changed
-	case a.lec != nil && a.lec.cache.Run(a.state) != nil:
-		rs.runA = a.lec.cache.Run(a.state) // the lab chapter made this run already
-	default:
+	} else if a.lec != nil {
+		rs.runA = a.lec.cache.Run(a.state) // the lab chapter may have made this run already
+	}
+	if rs.runA == nil {
 		rs.job, rs.errA = play.Start(a.state)
 	}
 	a.rs = rs
