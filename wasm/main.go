@@ -436,7 +436,6 @@ func (a *App) publish() {
 		}
 	}
 	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.cmp.pair.On, a.cmp.figsB, a.cmp.errB
-
 	if a.cmp.runB != nil {
 		a.pub.simMsB = a.cmp.runB.SimMs
 	}

@@ -54,10 +54,17 @@ func (a *App) beginResim() {
 	a.rs = rs
 }
 
-// dropResim abandons a re-simulation under way.
+// dropResim abandons a re-simulation under way, its arrays back to the pool.
 func (a *App) dropResim() {
-	if a.rs != nil && a.rs.job != nil {
-		a.rs.job.Abandon()
+	rs := a.rs
+	if rs == nil {
+		return
+	}
+	if rs.job != nil {
+		rs.job.Abandon()
+	}
+	if r := rs.runA; r != nil && r != a.run && (a.lec == nil || !a.lec.holds(r)) {
+		r.Recycle() // run A was made, run B was not yet
 	}
 	a.rs = nil
 }

@@ -142,7 +142,7 @@ type Job struct {
 }
 
 // Start begins the state's experiment; nothing is simulated until Advance
-// (save a disaggregated run, made whole here). It takes a spare set of
+// (except a disaggregated run, made whole here). It takes a spare set of
 // trace arrays from the pool: the run shown stays intact until the new
 // one is done.
 func Start(s State) (*Job, error) { return start(s, false) }
