@@ -112,7 +112,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			}
 			var v float64
 			if err := json.Unmarshal(m.Value, &v); err != nil {
-				return 0, false, fmt.Errorf("metrics.%s.value: want a number, got %s", name, clip(m.Value))
+				return 0, false, refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", clip(m.Value))
 			}
 			if sc, ok := unitSeconds(m.Unit); ok {
 				v *= sc
@@ -144,11 +144,11 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 		}
 		if m, ok := rec.Metrics["inter_chunk_latency"]; ok {
 			if err := json.Unmarshal(m.Value, &r.Gaps); err != nil {
-				return fmt.Errorf("metrics.inter_chunk_latency.value: want a list of numbers, got %s", clip(m.Value))
+				return refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", clip(m.Value))
 			}
 			sc, ok := unitSeconds(m.Unit)
 			if !ok {
-				return fmt.Errorf("metrics.inter_chunk_latency.unit: want a time unit, got %q", m.Unit)
+				return refuse("field.unit", "%s: want a time unit, got %q", "metrics.inter_chunk_latency.unit", m.Unit)
 			}
 			for i := range r.Gaps {
 				r.Gaps[i] *= sc
@@ -228,7 +228,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 			return nil
 		}
 		if rec.StartPerfNs == nil {
-			return fmt.Errorf("start_perf_ns: missing")
+			return refuse("field.missing", "%s: missing", "start_perf_ns")
 		}
 		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
 		if rec.Metadata.Cancelled && r.Error == "" {
@@ -241,7 +241,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 		usageOut := 0
 		for i, resp := range rec.Responses {
 			if resp.PerfNs == nil {
-				return fmt.Errorf("responses[%d].perf_ns: missing", i)
+				return refuse("field.missing", "%s: missing", fmt.Sprintf("responses[%d].perf_ns", i))
 			}
 			text := ""
 			if resp.Text != nil {

@@ -19,7 +19,7 @@ import (
 // appended per run. Errors say which formats were tried and why each failed.
 func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 	if len(data) > MaxMeasuredBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, MaxMeasuredBytes)
+		return nil, refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
 	}
 	data = pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	kind, err := detectBench(data)
@@ -196,7 +196,7 @@ func jsonLines(data []byte, f func(line int, raw []byte) error) error {
 			continue
 		}
 		if err := f(i+1, l); err != nil {
-			return fmt.Errorf("line %d: %w", i+1, err)
+			return refuse("field.line", "line %d: %v", i+1, err)
 		}
 	}
 	return nil
@@ -304,14 +304,14 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 		}
 		var x float64
 		if _, err := fmt.Sscan(str, &x); err != nil {
-			return fmt.Errorf("want a number, got %q", str)
+			return refuse("value.number", "want a number, got %s", fmt.Sprintf("%q", str))
 		}
 		*f = flexNum{x, true}
 		return nil
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {
-		return fmt.Errorf("want a number, got %s", clip(b))
+		return refuse("value.number", "want a number, got %s", clip(b))
 	}
 	*f = flexNum{x, true}
 	return nil
@@ -383,9 +383,9 @@ func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 			}
 		}
 		for _, f := range []struct {
-			name string
+			name Note // the page names the figure in its language
 			v    float64
-		}{{"ttft", r.TTFT}, {"latency", r.Latency}, {"mean inter-token latency", r.MeanITL}} {
+		}{{say("bench.field.ttft", "ttft"), r.TTFT}, {say("bench.field.latency", "latency"), r.Latency}, {say("bench.field.meanitl", "mean inter-token latency"), r.MeanITL}} {
 			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
 				return refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
 			}

@@ -6,10 +6,7 @@ package sim
 // per-request arrays (no start times in the versions read). Python writes
 // an unlimited --request-rate as the bare literal Infinity.
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 func readSGLang(data []byte) ([]*BenchRun, error) {
 	var runs []*BenchRun
@@ -40,7 +37,7 @@ func sglangLine(raw []byte) (*BenchRun, error) {
 	return sglangRun(obj, nil)
 }
 
-var errNotObject = fmt.Errorf("not a JSON object")
+var errNotObject = refuse("value.notobject", "not a JSON object")
 
 // sglangRun is the run of one line's object, details lifted (pre: the arrays read already).
 func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {

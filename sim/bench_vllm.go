@@ -7,14 +7,13 @@ package sim
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 )
 
 func readVLLMRun(data []byte) (*BenchRun, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
+		return nil, refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmRun(obj, nil)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -346,19 +347,19 @@ func (s LabSummary) MarshalJSON() ([]byte, error) {
 func (s *LabSummary) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return fmt.Errorf("summary: want a JSON object")
+		return refuse("field.object", "%s: want a JSON object", "summary")
 	}
 	var out LabSummary
 	if e, ok := raw["error"]; ok && string(e) != "null" {
 		if err := json.Unmarshal(e, &out.Error); err != nil {
-			return fmt.Errorf("summary.error: want a string, got %s", clip(e))
+			return refuse("field.string", "%s: want a string, got %s", "summary.error", clip(e))
 		}
 	}
 	// An empty error is no error summary: the full set of keys is required.
 	if out.Error != "" {
 		if l, ok := raw["label"]; ok {
 			if err := json.Unmarshal(l, &out.Label); err != nil {
-				return fmt.Errorf("summary.label: want a string, got %s", clip(l))
+				return refuse("field.string", "%s: want a string, got %s", "summary.label", clip(l))
 			}
 		}
 		*s = out
@@ -369,22 +370,22 @@ func (s *LabSummary) UnmarshalJSON(data []byte) error {
 	for _, k := range summaryKeys {
 		v, ok := raw[k.name]
 		if !ok {
-			return fmt.Errorf("summary.%s: missing", k.name)
+			return refuse("field.missing", "%s: missing", "summary."+k.name)
 		}
 		switch k.kind {
 		case "s":
 			var x string
 			if err := json.Unmarshal(v, &x); err != nil {
-				return fmt.Errorf("summary.%s: want a string, got %s", k.name, clip(v))
+				return refuse("field.string", "%s: want a string, got %s", "summary."+k.name, clip(v))
 			}
 			fields[k.name] = x
 		case "i", "f":
 			var x float64
 			if err := json.Unmarshal(v, &x); err != nil {
-				return fmt.Errorf("summary.%s: want a number, got %s", k.name, clip(v))
+				return refuse("field.number", "%s: want a number, got %s", "summary."+k.name, clip(v))
 			}
 			if k.kind == "i" && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
-				return fmt.Errorf("summary.%s: want an integer, got %s", k.name, clip(v))
+				return refuse("field.integer", "%s: want an integer, got %s", "summary."+k.name, clip(v))
 			}
 			fields[k.name] = x
 		}
@@ -434,23 +435,23 @@ func ReadMeasured(r io.Reader) (*Measured, error) {
 		return nil, err
 	}
 	if len(data) > MaxMeasuredBytes {
-		return nil, fmt.Errorf("measured JSON larger than %d bytes", MaxMeasuredBytes)
+		return nil, refuse("lab.err.size", "measured JSON larger than %d bytes", MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM) // as ReadTrace does
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
-			return nil, fmt.Errorf("not valid JSON (it holds NaN or Infinity, which JSON does not allow): %w", err)
+			return nil, refuse("lab.err.nan", "not valid JSON (it holds NaN or Infinity, which JSON does not allow): %v", err)
 		}
-		return nil, fmt.Errorf("not a measured-JSON file: %w", err)
+		return nil, refuse("lab.err.notjson", "not a measured-JSON file: %v", err)
 	}
 	if raw == nil {
-		return nil, fmt.Errorf("not a measured-JSON file: want a JSON object")
+		return nil, refuse("lab.err.notobject", "not a measured-JSON file: want a JSON object")
 	}
 	m := &Measured{}
 	sum, ok := raw["summary"]
 	if !ok {
-		return nil, fmt.Errorf("summary: missing (is this a run.py or servelab measure file?)")
+		return nil, refuse("lab.err.nosummary", "summary: missing (is this a run.py or servelab measure file?)")
 	}
 	if err := json.Unmarshal(sum, &m.Summary); err != nil {
 		return nil, unwrapJSON(err, "summary")
@@ -486,14 +487,60 @@ func unwrapJSON(err error, where string) error {
 	if ok := asType(err, &te); ok {
 		f := te.Field
 		if f == "" {
-			return fmt.Errorf("%s: want %s, got %s", where, te.Type, te.Value)
+			return refuse("field.type", "%s: want %s, got %s", where, goType(te.Type), jsonValue(te.Value))
 		}
-		return fmt.Errorf("%s.%s: want %s, got %s", where, f, te.Type, te.Value)
+		return refuse("field.type", "%s: want %s, got %s", where+"."+f, goType(te.Type), jsonValue(te.Value))
 	}
 	if strings.HasPrefix(err.Error(), where) {
 		return err
 	}
 	return fmt.Errorf("%s: %w", where, err)
+}
+
+// goType is the Go type a JSON value was to fill, as a note keyed by its
+// kind (a page names the kind; the English is the type, as encoding/json
+// writes it).
+func goType(t reflect.Type) Note {
+	name := fmt.Sprint(t)
+	if t == nil {
+		return say("json.other", "%s", name)
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return say("type.int", "%s", name)
+	case reflect.Float32, reflect.Float64:
+		return say("type.number", "%s", name)
+	case reflect.String:
+		return say("type.string", "%s", name)
+	case reflect.Bool:
+		return say("type.bool", "%s", name)
+	case reflect.Slice, reflect.Array:
+		return say("type.list", "%s", name)
+	case reflect.Struct, reflect.Map:
+		return say("type.object", "%s", name)
+	}
+	return say("json.other", "%s", name)
+}
+
+// jsonValue is encoding/json's name of the value it found ("string",
+// "number 1.5") as a note keyed by the value's kind.
+func jsonValue(v string) Note {
+	switch {
+	case v == "string":
+		return say("json.string", "string")
+	case v == "number":
+		return say("json.number", "number")
+	case strings.HasPrefix(v, "number "):
+		return say("json.numlit", "number %s", strings.TrimPrefix(v, "number "))
+	case v == "object":
+		return say("json.object", "object")
+	case v == "array":
+		return say("json.array", "array")
+	case v == "bool":
+		return say("json.bool", "bool")
+	}
+	return say("json.other", "%s", v)
 }
 
 func asType(err error, te **json.UnmarshalTypeError) bool {
@@ -532,12 +579,12 @@ func (m *Measured) check() error {
 	}
 	for _, f := range nonNeg {
 		if f.v < 0 {
-			return fmt.Errorf("summary.%s: must not be negative, got %g", f.name, f.v)
+			return refuse("field.negative", "%s: must not be negative, got %g", "summary."+f.name, f.v)
 		}
 	}
 	for i, g := range m.Gaps {
 		if g.Gap < 0 || g.Gap > MaxMeasuredSeconds {
-			return fmt.Errorf("gaps[%d].gap: must be a number of seconds in [0, %g], got %g", i, MaxMeasuredSeconds, g.Gap)
+			return refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("gaps[%d].gap", i), MaxMeasuredSeconds, g.Gap)
 		}
 	}
 	return nil
@@ -580,23 +627,23 @@ func (m *Measured) finite() error {
 		{"config.inject_after", m.Config.InjectAfter}, {"config.timeout", m.Config.Timeout},
 	} {
 		if !finite(f.v) {
-			return fmt.Errorf("%s: %g cannot be written as JSON", f.name, f.v)
+			return refuse("field.nonfinite", "%s: %g cannot be written as JSON", f.name, f.v)
 		}
 	}
 	for i, g := range m.Gaps {
 		if !finite(g.TRelInject) || !finite(g.Gap) {
-			return fmt.Errorf("gaps[%d]: non-finite value cannot be written as JSON", i)
+			return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("gaps[%d]", i))
 		}
 	}
 	if m.Extra != nil {
 		for i, f := range m.Extra.Frames {
 			if !finite(f.TRelInject) || !finite(f.Gap) || !finite(f.ServerT) {
-				return fmt.Errorf("servelab.frames[%d]: non-finite value cannot be written as JSON", i)
+				return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.frames[%d]", i))
 			}
 		}
 		for i, r := range m.Extra.Requests {
 			if !finite(r.TTFT) || !finite(r.Latency) {
-				return fmt.Errorf("servelab.requests[%d]: non-finite value cannot be written as JSON", i)
+				return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.requests[%d]", i))
 			}
 		}
 	}
@@ -626,15 +673,15 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 		return nil, err
 	}
 	if len(data) > MaxMeasuredBytes {
-		return nil, fmt.Errorf("vLLM result larger than %d bytes", MaxMeasuredBytes)
+		return nil, refuse("vllm.err.size", "vLLM result larger than %d bytes", MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		if err == nil {
-			err = fmt.Errorf("want a JSON object")
+			err = refuse("value.object", "want a JSON object")
 		}
-		return nil, fmt.Errorf("not a vLLM bench result: %w", err)
+		return nil, refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmBench(raw, nil)
 }
@@ -643,7 +690,7 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 // already, in slices).
 func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
 	if _, ok := raw["itls"]; !ok {
-		return nil, fmt.Errorf("itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
+		return nil, refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
 	}
 	b := &VLLMBench{}
 	for _, f := range []struct {
@@ -664,7 +711,7 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 		n   int
 	}{{"ttfts", len(b.TTFTs)}, {"input_lens", len(b.InputLens)}, {"output_lens", len(b.OutputLens)}, {"errors", len(b.Errors)}} {
 		if f.n != 0 && f.n != n {
-			return nil, fmt.Errorf("%s: %d entries but itls has %d", f.key, f.n, n)
+			return nil, refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	for i, xs := range b.ITLs {
@@ -673,17 +720,17 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 		}
 		for j, x := range xs {
 			if !(x >= 0 && x <= MaxMeasuredSeconds) {
-				return nil, fmt.Errorf("itls[%d][%d]: must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, x)
+				return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), MaxMeasuredSeconds, x)
 			}
 		}
 	}
 	for i, x := range b.TTFTs {
 		if !(x >= 0 && x <= MaxMeasuredSeconds) {
-			return nil, fmt.Errorf("ttfts[%d]: must be a number of seconds in [0, %g], got %g", i, MaxMeasuredSeconds, x)
+			return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), MaxMeasuredSeconds, x)
 		}
 	}
 	if !(b.Duration >= 0 && b.Duration <= MaxMeasuredSeconds) {
-		return nil, fmt.Errorf("duration: must be a number of seconds in [0, %g], got %g", MaxMeasuredSeconds, b.Duration)
+		return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", MaxMeasuredSeconds, b.Duration)
 	}
 	return b, nil
 }

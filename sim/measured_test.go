@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -173,10 +174,72 @@ func TestReadMeasuredNamesBadField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q -> %q: error %v, want it to mention %q", c.old, c.new, err, c.want)
 		}
+		checkKeyed(t, c.new, err)
 	}
 	for _, junk := range []string{"", "null", "[]", "{}", `{"summary": null}`, `{"summary": []}`} {
-		if _, err := ReadMeasured(strings.NewReader(junk)); err == nil {
+		_, err := ReadMeasured(strings.NewReader(junk))
+		if err == nil {
 			t.Errorf("%q accepted", junk)
+		}
+		checkKeyed(t, junk, err)
+	}
+}
+
+// checkKeyed fails unless err is a keyed note (a page says it in its
+// language) whose English is the whole message, and every error it says
+// more of that the readers wrote is keyed too (encoding/json's own
+// errors, of a file that is no JSON object at all, are not theirs).
+func checkKeyed(t *testing.T, what string, err error) {
+	t.Helper()
+	var ne *NoteError
+	if err == nil || !errors.As(err, &ne) || ne.Note.Key == "" || err.Error() != ne.Note.Text {
+		t.Errorf("%s: error %v is not a keyed note (%+v)", what, err, ne)
+		return
+	}
+	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if _, ok := e.(*NoteError); !ok && !errors.As(e, &se) && !errors.As(e, &te) && errors.Unwrap(e) == nil {
+			t.Errorf("%s: %q says more with an unkeyed error %q", what, err, e)
+		}
+	}
+}
+
+// The vLLM reader's refusals and a writer's are keyed notes as the lab
+// reader's are, with the field's path as an argument.
+func TestMeasuredRefusalsHaveKeys(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`null`, "not a vLLM bench result: want a JSON object"},
+		{`{"ttfts": [0.1]}`, "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`"},
+		{`{"itls": [[0.1]], "ttfts": [0.1, 0.2]}`, "ttfts: 2 entries but itls has 1"},
+		{`{"itls": [[0.1, -2]]}`, "itls[0][1]: must be a number of seconds in [0, 1e+06], got -2"},
+		{`{"itls": [[0.1]], "ttfts": [-1]}`, "ttfts[0]: must be a number of seconds in [0, 1e+06], got -1"},
+		{`{"itls": [[0.1]], "duration": -1}`, "duration: must be a number of seconds in [0, 1e+06], got -1"},
+		{`{"itls": [["x"]]}`, "itls: want float64, got string"},
+	} {
+		_, err := ReadVLLMBench(strings.NewReader(c.doc))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
+		}
+		checkKeyed(t, c.doc, err)
+	}
+	m := sampleMeasured()
+	m.Gaps[1].Gap = math.NaN()
+	err := WriteMeasured(&bytes.Buffer{}, m)
+	if err == nil || err.Error() != "gaps[1]: non-finite value cannot be written as JSON" {
+		t.Errorf("a NaN gap written: %v", err)
+	}
+	checkKeyed(t, "a NaN gap", err)
+	// A type error's kinds are notes too (the page names them), the
+	// English encoding/json's.
+	_, err = ReadMeasured(strings.NewReader(`{"summary": {"error": "x"}, "gaps": [{"t_rel_inject": 0, "gap": "slow"}]}`))
+	var ne *NoteError
+	if !errors.As(err, &ne) || ne.Note.Key != "field.type" || err.Error() != "gaps.gap: want float64, got string" {
+		t.Fatalf("a string gap: %v (%+v)", err, ne)
+	}
+	for i, key := range []string{"type.number", "json.string"} {
+		if n, ok := ne.Note.Args[i+1].(Note); !ok || n.Key != key {
+			t.Errorf("argument %d of %+v is not a note keyed %s", i+1, ne.Note, key)
 		}
 	}
 }
