@@ -144,8 +144,8 @@ func demo2HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	table := tableHTML(u.trf("t2.caption", u.st.I("prompt"), u.st.I("output")),
 		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows)
 	unit := u.tr("unit.req/s")
-	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, unit) + legendHTML(col) + `</figure><figure>` +
-		curvesSVG(u.tr("f2.tpot.aria"), tp, 0, unit) + legendHTML(tp) + `</figure></div>`
+	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, unit, u.tr("fig.log")) + legendHTML(col) + `</figure><figure>` +
+		curvesSVG(u.tr("f2.tpot.aria"), tp, 0, unit, u.tr("fig.log")) + legendHTML(tp) + `</figure></div>`
 	return table, fig
 }
 

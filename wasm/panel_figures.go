@@ -102,7 +102,7 @@ func ratesHTML(u *uiState) string {
 		series[1].pts = append(series[1].pts, [2]float64{r.Rate, r.TPOTP90})
 	}
 	var sb strings.Builder
-	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, u.st.F("rate"), u.tr("unit.req/s")))
+	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, u.st.F("rate"), u.tr("unit.req/s"), u.tr("fig.log")))
 	fmt.Fprintf(&sb, `<p class="small"><span class="k-ttft">━ %s</span> · <span class="k-tpot">╍ %s</span> · %s</p>`,
 		html.EscapeString(u.tr("rates.ttft")), html.EscapeString(u.tr("rates.tpot")), html.EscapeString(u.tr("rates.current")))
 	fmt.Fprintf(&sb, `<table class="small"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
@@ -122,8 +122,9 @@ type curve struct {
 
 // curvesSVG draws latency curves against rate on a log scale (latency
 // explodes past saturation: a log scale keeps the knee and the flat part
-// readable), with a dotted line at cur when cur > 0.
-func curvesSVG(aria string, cs []curve, cur float64, xunit string) string {
+// readable), with a dotted line at cur when cur > 0; logLbl marks the
+// scale (the catalogues' "fig.log").
+func curvesSVG(aria string, cs []curve, cur float64, xunit, logLbl string) string {
 	const W, H, L, B = 320.0, 150.0, 44.0, 22.0
 	lo, hi, maxX := math.Inf(1), 0.0, 0.0
 	for _, c := range cs {
@@ -152,7 +153,7 @@ func curvesSVG(aria string, cs []curve, cur float64, xunit string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(aria))
 	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="8" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-8, H-B, L, L, H-B)
-	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">log</text>`, fmtDur(hi), H-B, fmtDur(lo), (H-B)/2)
+	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, fmtDur(hi), H-B, fmtDur(lo), (H-B)/2, html.EscapeString(logLbl))
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%g %s</text>`, W-70, H-4, maxX, html.EscapeString(xunit))
 	for _, c := range cs {
 		var pts []string

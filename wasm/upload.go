@@ -144,6 +144,6 @@ func (a *App) placeOverlay(o *play.Overlay, slot int) {
 	}
 	a.dirty = true
 	// The notice stays on screen (the re-simulation it starts must not clear it).
-	a.info = play.Tf(a.lang, "up.overlaid", o.Name, "AB"[slot:slot+1], o.Kind)
+	a.info = play.Tf(a.lang, "up.overlaid", o.Name, "AB"[slot:slot+1], o.KindIn(a.lang))
 	a.render()
 }

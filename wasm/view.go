@@ -293,7 +293,43 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 		labels = append(labels, label{x + 3*g.s, g.lanesY - 16*g.s, play.T(lang, "canvas.long"), "note"})
 	}
 	b.flush(dst)
+	stackMargin(labels, g)
 	return labels
+}
+
+// marginH is how tall a label of class cls in the left margin is, in
+// device pixels: its font's line (canvas.html: 12 and 11 CSS px at 1.2,
+// projector mode 18 and 16 at s = 1.5 dpr), with a little air.
+func marginH(cls string, s float64) float64 {
+	if cls == "row" {
+		return 15 * s
+	}
+	return 14 * s
+}
+
+// stackMargin keeps the left margin's labels (GPU rows, memory, requests,
+// gaps) from running into each other where the pane is short (projector
+// mode on a laptop, compare mode's half panes): in top-down order each
+// starts below the one before, and the last ones move up again if that
+// pushed them past the pane's bottom.
+func stackMargin(ls []label, g geom) {
+	var idx []int
+	for i, l := range ls {
+		if l.x == 4*g.s && l.y >= g.rowY-1 {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ls[idx[a]].y < ls[idx[b]].y })
+	for k := 1; k < len(idx); k++ {
+		p, l := &ls[idx[k-1]], &ls[idx[k]]
+		l.y = math.Max(l.y, p.y+marginH(p.class, g.s))
+	}
+	bottom := g.h
+	for k := len(idx) - 1; k >= 0; k-- {
+		l := &ls[idx[k]]
+		l.y = math.Max(g.rowY, math.Min(l.y, bottom-marginH(l.class, g.s)))
+		bottom = l.y
+	}
 }
 
 // paintLanes draws one lane per request active in the view: waiting (thin
@@ -313,10 +349,7 @@ func paintLanes(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, cu
 	}
 	minLane := 3 * g.s
 	maxLanes := int(g.lanesH / minLane)
-	shown := len(active)
-	if shown > maxLanes {
-		shown = maxLanes
-	}
+	shown := min(len(active), max(0, maxLanes)) // a pane too short for lanes shows none (lanesH < 0)
 	labels := []label{{4 * g.s, g.lanesY, play.Tf(lang, "canvas.requests", len(active)), "row"}}
 	if shown < len(active) {
 		labels = append(labels, label{4 * g.s, g.lanesY + 16*g.s, play.Tf(lang, "canvas.shown", shown), "small"})

@@ -530,4 +530,8 @@ var catalogueEN = map[string]string{
 
 	// a long re-simulation spread over frames
 	"msg.simulating": "simulating… %.0f%% (a long run: the page stays usable, and a new setting starts it over)",
+
+	// the latency charts' log-scale mark, and what a laid-over file is
+	"fig.log":    "log",
+	"ovkind.lab": "lab",
 }

@@ -518,4 +518,8 @@ var catalogueZH = map[string]string{
 
 	// a long re-simulation spread over frames
 	"msg.simulating": "正在模拟……%.0f%%（运行较长：页面仍可操作，改动设置会重新开始）",
+
+	// the latency charts' log-scale mark, and what a laid-over file is
+	"fig.log":    "对数",
+	"ovkind.lab": "实验",
 }

@@ -32,6 +32,15 @@ type Overlay struct {
 	Figs map[string]float64
 }
 
+// KindIn names the overlay's kind in lang: the lab's in the catalogues
+// ("ovkind."+Kind), a tool's by its own name.
+func (o *Overlay) KindIn(lang string) string {
+	if _, ok := catalogueEN["ovkind."+o.Kind]; ok {
+		return T(lang, "ovkind."+o.Kind)
+	}
+	return o.Kind
+}
+
 // FigureRow is one line of a tool's figures for the page: computed from the
 // file's requests and, where the file states it, the file's own.
 type FigureRow struct {
