@@ -309,9 +309,10 @@ func marginH(cls string, s float64) float64 {
 
 // stackMargin keeps the left margin's labels (GPU rows, memory, requests,
 // gaps) from running into each other where the pane is short (projector
-// mode on a laptop, compare mode's half panes): in top-down order each
-// starts below the one before, and the last ones move up again if that
-// pushed them past the pane's bottom.
+// mode on a laptop, compare mode's half panes): in the order they were
+// made (top-down, each part's name before its notes, so a note stays
+// under its name) each starts below the one before, and the last ones move
+// up again if that pushed them past the pane's bottom.
 func stackMargin(ls []label, g geom) {
 	var idx []int
 	for i, l := range ls {
@@ -319,7 +320,6 @@ func stackMargin(ls []label, g geom) {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ls[idx[a]].y < ls[idx[b]].y })
 	for k := 1; k < len(idx); k++ {
 		p, l := &ls[idx[k-1]], &ls[idx[k]]
 		l.y = math.Max(l.y, p.y+marginH(p.class, g.s))

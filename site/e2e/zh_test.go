@@ -42,14 +42,14 @@ func identifier(w string) bool {
 // beside the Chinese), units, names of tools, models, GPUs, formats and
 // keys, and the subcommands of servelab.
 var keptInEnglish = strings.Fields(`TTFT TPOT ITL E2E GPU GPUs CPU KV SLO SLOs goodput prefill decode decodes token tokens cache
-	compute-bound memory-bound all-reduce roofline GEMM TFLOP FLOP FLOPs key value usage itls itl tpot e2e sigma log
+	compute-bound memory-bound all-reduce roofline GEMM TFLOP FLOP FLOPs key value usage itls itl tpot e2e sigma
 	time first colocated disaggregated interference
 	P50 P90 P99 p50 p90 p99 ms req tok mean max min
 	vLLM vllm SGLang sglang GuideLLM guidellm AIPerf aiperf GenAI-Perf genai-perf llmperf DistServe Sarathi-Serve Sarathi
 	OpenAI FlashDecoding TensorRT-LLM NCCL CUDA graph HBM NVLink concurrent poisson
 	Llama Mistral Mixtral Qwen SXM PCIe RTX CPU-core
 	JSON JSONL CSV PNG URL API HTTP SSE English Esc Page Down
-	servelab lecture lab sim measure serve bench like fidelity fit free cmd testdata overhead summary gaps ttfts`)
+	servelab lecture sim measure serve bench like fidelity fit free cmd testdata overhead summary gaps ttfts`)
 
 // TestChineseScreenHasNoStrayEnglish opens the page in 中文 on every
 // preset and chapter, uploads every benchmark tool's sample file and a
@@ -134,10 +134,25 @@ func TestChineseScreenHasNoStrayEnglish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lab files the lab reader refuses: a key of the summary missing, a
+	// negative gap, a gap that is no number.
+	labData, err := os.ReadFile(labJSON(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badLab := func(old, new string) string {
+		if !strings.Contains(string(labData), old) {
+			t.Fatalf("%q is not in the lab file", old)
+		}
+		return strings.Replace(string(labData), old, new, 1)
+	}
 	for name, data := range map[string]string{
-		"unknown.json": `{"my_key": 1}`,
-		"summary.json": `{"median_ttft_ms": 12, "request_throughput": 3}`,
-		"short.json":   strings.Replace(string(vllm), `"ttfts": [`, `"ttfts": [0.1, `, 1),
+		"unknown.json":     `{"my_key": 1}`,
+		"summary.json":     `{"median_ttft_ms": 12, "request_throughput": 3}`,
+		"short.json":       strings.Replace(string(vllm), `"ttfts": [`, `"ttfts": [0.1, `, 1),
+		"lab-missing.json": badLab(`"itl_p99": `, `"itl_p99x": `),
+		"lab-gap.json":     badLab(`"gap": `, `"gap": -1`),
+		"lab-gaptype.json": badLab(`"gap": `, `"gap": "slow", "x": `),
 	} {
 		p := filepath.Join(tmp, name)
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
