@@ -26,8 +26,9 @@ const screenText = `(() => {
 
 // englishWord is a run of Latin letters long enough to be a word, with
 // what names carry inside (digits, hyphens, apostrophes, dots, underscores)
-// and a flag's leading dashes, so names stay whole.
-var englishWord = regexp.MustCompile(`(?:--)?[A-Za-z][A-Za-z0-9'_\-.]*[A-Za-z0-9]`)
+// and a flag's leading dashes, so names stay whole; a field's path
+// (gaps[0].gap) is one name.
+var englishWord = regexp.MustCompile(`(?:--)?[A-Za-z][A-Za-z0-9'_\-.\[\]]*[A-Za-z0-9\]]`)
 
 // identifier reports whether a word is a name a student types or reads in
 // a file, not prose: a flag, a file name, a field or a constant, a model's
