@@ -151,9 +151,8 @@ func (a *App) mark(name string) {
 
 // fail reports a recovered panic on the page; the app keeps running.
 func (a *App) fail(where string, r any) {
-	msg := fmt.Sprintf("internal error in %s: %v — the page recovered; please report it with the link", where, r)
-	println(msg, string(debug.Stack()))
-	a.message(msg, true)
+	println(fmt.Sprintf("internal error in %s: %v", where, r), string(debug.Stack()))
+	a.message(play.Tf(a.lang, "msg.internal", where, fmt.Sprint(r)), true)
 }
 
 // guard runs f, turning a panic into a message on the page.

@@ -52,7 +52,7 @@ func TestCanvasLabelsDoNotOverlap(t *testing.T) {
 				what := fmt.Sprintf("%s %s at %dx%d (projector %v)", preset, lang, c.w, c.h, c.proj)
 				open(t, ctx, url)
 				waitFor(t, ctx, `servelab.timings().drawnGen === servelab.timings().gen && servelab.status().projector === `+fmt.Sprint(c.proj), what+" drawn")
-				if msg := eval[string](t, ctx, `document.getElementById("message").textContent`); strings.Contains(msg, "internal error") {
+				if msg := eval[string](t, ctx, `document.getElementById("message").textContent`); strings.Contains(msg, "internal error") || strings.Contains(msg, "内部错误") {
 					t.Errorf("%s: the drawing failed: %s", what, msg)
 				}
 				boxes := eval[[]labelBox](t, ctx, labelBoxes)

@@ -534,4 +534,7 @@ var catalogueEN = map[string]string{
 	// the latency charts' log-scale mark, and what a laid-over file is
 	"fig.log":    "log",
 	"ovkind.lab": "lab",
+
+	// a recovered panic (the place and the Go error stay as they are)
+	"msg.internal": "internal error in %s: %s — the page recovered; please report it with the link",
 }

@@ -522,4 +522,7 @@ var catalogueZH = map[string]string{
 	// the latency charts' log-scale mark, and what a laid-over file is
 	"fig.log":    "对数",
 	"ovkind.lab": "实验",
+
+	// a recovered panic (the place and the Go error stay as they are)
+	"msg.internal": "内部错误（%s）：%s —— 页面已恢复；请连同链接一起报告",
 }
