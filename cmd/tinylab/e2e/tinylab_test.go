@@ -144,7 +144,12 @@ type step struct {
 // stalls reports whether a step is the long prompt (~8000 tokens) entering
 // whole beside running decodes. (The 16 short prompts that start run.py's
 // load can carry as many tokens into one step, unchunked.)
-func stalls(s step) bool { return s.Piece >= 7000 && s.Decodes > 0 }
+func stalls(s step) bool { return wholeLong(s) && s.Decodes > 0 }
+
+// wholeLong reports whether a step carried the long prompt whole. It
+// stalls nothing when it comes as the streams, whose requests run in step,
+// all start their next ones: then that step holds prompts only.
+func wholeLong(s step) bool { return s.Piece >= 7000 }
 
 // steps returns the server's recent steps and its per-step token budget.
 func (l *lab) steps(t *testing.T) ([]step, int) {
@@ -633,7 +638,7 @@ func TestLab(t *testing.T) {
 		}
 		prompts := []float64{}
 		for _, s := range append(slices.Clone(u.together), u.aloneSteps...) {
-			if stalls(s) {
+			if wholeLong(s) {
 				prompts = append(prompts, s.Dur)
 			}
 		}
@@ -696,8 +701,9 @@ func TestLab(t *testing.T) {
 		if !within(pred.LongTTFT, c.alone.LongTTFT, 0.35) {
 			t.Errorf("the simulated chunked long TTFT is %.0f ms, measured %.0f ms: want within 35%%", 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
 		}
-		if c.alone.WorstGap < 0.75*pred.WorstGap {
-			t.Errorf("the simulated chunked worst gap is %.1f ms, measured %.1f ms: want no less than 75%% of it", 1e3*pred.WorstGap, 1e3*c.alone.WorstGap)
+		// (65%: the fit's own 35%, as the median and the TTFT are held to.)
+		if c.alone.WorstGap < 0.65*pred.WorstGap {
+			t.Errorf("the simulated chunked worst gap is %.1f ms, measured %.1f ms: want no less than 65%% of it", 1e3*pred.WorstGap, 1e3*c.alone.WorstGap)
 		}
 	})
 }
