@@ -49,7 +49,7 @@ func TestBenchNotesHaveKeys(t *testing.T) {
 	for _, pair := range [][2]string{{"aiperf/profile_export.jsonl", "aiperf/profile_export_aiperf.json"},
 		{"genai-perf/profile_export.json", "genai-perf/profile_export_genai_perf.json"},
 		{"llmperf/m_550_150_individual_responses.json", "llmperf/m_550_150_summary.json"}} {
-		b, s := readAlone(t, pair[0]), readAlone(t, pair[1])
+		b, s := readAlone(t, pair[0])[0], readAlone(t, pair[1])[0]
 		before := len(b.Cannot)
 		b.Merge(s)
 		checkNotes(t, pair[0]+" merged notes", b.Notes, b.NoteNotes)
@@ -68,8 +68,8 @@ func TestBenchNotesHaveKeys(t *testing.T) {
 	}
 }
 
-// readAlone is a sample's first run as its reader gives it, with no companion merged.
-func readAlone(t *testing.T, name string) *BenchRun {
+// readAlone is a sample's runs as its reader gives them, with no companion merged.
+func readAlone(t *testing.T, name string) []*BenchRun {
 	t.Helper()
 	path := filepath.Join("testdata", "bench", name)
 	data, err := os.ReadFile(path)
@@ -80,7 +80,7 @@ func readAlone(t *testing.T, name string) *BenchRun {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return runs[0]
+	return runs
 }
 
 func TestCalibrationNamesHaveKeys(t *testing.T) {

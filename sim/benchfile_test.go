@@ -14,14 +14,7 @@ import (
 func readFixture(t *testing.T, name string) []*BenchRun {
 	t.Helper()
 	path := filepath.Join("testdata", "bench", name)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := ReadBench(path, data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	runs := readAlone(t, name)
 	for _, r := range runs {
 		if c := r.Companion(path); c != "" {
 			cd, err := os.ReadFile(c)

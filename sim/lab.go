@@ -194,33 +194,22 @@ func (l *Lab) count(arr []Arrival, t float64) {
 	if len(arr) == 0 {
 		return
 	}
-	c := &l.counts
-	win := &c.during // one step's arrivals share its time: one window
-	switch {
-	case t < l.w.InjectAfter:
-		win = &c.quiet
-	case !l.known:
+	end := math.Inf(1)
+	if l.known {
+		end = l.windowEnd
+	} else if t >= l.w.InjectAfter {
 		l.provMax = t
-	case t > l.windowEnd:
-		win = &c.after
 	}
-	if c.n == 0 {
-		c.worst = arr[0]
-	}
+	c := &l.counts
+	win := c.window(t, l.w.InjectAfter, end) // one step's arrivals share its time: one window
 	for i := 0; i < len(arr); {
-		g := arr[i].Gap
 		j := i + 1
-		for j < len(arr) && arr[j].Gap == g {
+		for j < len(arr) && arr[j].Gap == arr[i].Gap {
 			j++
 		}
-		if g > c.worst.Gap {
-			c.worst = arr[i] // strictly greater: the first maximum wins, as Python's max
-		}
-		c.all = addGaps(c.all, g, j-i)
-		*win = addGaps(*win, g, j-i)
+		c.addRun(arr[i], j-i, win)
 		i = j
 	}
-	c.n += len(arr)
 }
 
 // Finish is the lab's outcome once Step has returned false: out is the
@@ -265,11 +254,7 @@ func (l *Lab) summarise(run LabRun) LabSummary {
 // that failed, a TTFT that rounds otherwise): then only the whole
 // analysis is right.
 func (l *Lab) counted(run LabRun) (LabSummary, bool) {
-	longTTFT, longBad := firstLong(run.Long)
-	windowEnd := math.Inf(1)
-	if longTTFT != 0 {
-		windowEnd = run.Inject + longTTFT
-	}
+	longTTFT, longBad, windowEnd := labWindow(run)
 	same := l.known && l.windowEnd == windowEnd && l.provMax <= windowEnd ||
 		!l.known && math.IsInf(windowEnd, 1) // no long request's first token came: the window runs to the end
 	if !same || len(run.Arrivals) == 0 || l.counts.n != len(run.Arrivals) {

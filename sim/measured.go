@@ -104,23 +104,20 @@ func SummariseLab(r LabRun) LabSummary {
 			return cmpFloat(a.Gap, b.Gap)
 		})
 	}
-	longTTFT, longBad := firstLong(r.Long)
-	windowEnd := math.Inf(1)
-	if longTTFT != 0 {
-		windowEnd = r.Inject + longTTFT
-	}
+	longTTFT, longBad, windowEnd := labWindow(r)
 	var c labCounts
 	for _, a := range arr {
-		c.add(a, r.Inject, windowEnd)
+		c.addRun(a, 1, c.window(a.T, r.Inject, windowEnd))
 	}
 	return c.summary(r, longTTFT, longBad)
 }
 
-// firstLong is the TTFT of the first long request that succeeded (0: none
-// did) and the long requests that failed.
-func firstLong(long []StreamResult) (ttft float64, bad []StreamResult) {
+// labWindow is what the analysis's windows rest on: the TTFT of the first
+// long request that succeeded (0: none did), the long requests that
+// failed, and the end of the during window (+Inf when none succeeded).
+func labWindow(r LabRun) (ttft float64, bad []StreamResult, end float64) {
 	haveOK := false
-	for _, l := range long {
+	for _, l := range r.Long {
 		if l.OK {
 			if !haveOK {
 				ttft, haveOK = l.TTFT, true
@@ -129,7 +126,11 @@ func firstLong(long []StreamResult) (ttft float64, bad []StreamResult) {
 			bad = append(bad, l)
 		}
 	}
-	return ttft, bad
+	end = math.Inf(1)
+	if ttft != 0 {
+		end = r.Inject + ttft
+	}
+	return ttft, bad, end
 }
 
 // labCounts is the lab analysis's pass over the arrivals in (time, gap)
@@ -143,21 +144,27 @@ type labCounts struct {
 	n                         int
 }
 
-// add counts one arrival; the window ends at windowEnd (inclusive).
-func (c *labCounts) add(a Arrival, inject, windowEnd float64) {
+// window is the counts an arrival at t goes to: before the injection,
+// until the window's end (inclusive), or after.
+func (c *labCounts) window(t, inject, end float64) *[]GapCount {
+	switch {
+	case t < inject:
+		return &c.quiet
+	case t <= end:
+		return &c.during
+	}
+	return &c.after
+}
+
+// addRun counts n arrivals of a's gap, a the first of them, in the whole
+// run and in win.
+func (c *labCounts) addRun(a Arrival, n int, win *[]GapCount) {
 	if c.n == 0 || a.Gap > c.worst.Gap {
 		c.worst = a // strictly greater: the first maximum wins, as Python's max
 	}
-	c.n++
-	c.all = addGap(c.all, a.Gap)
-	switch {
-	case a.T < inject:
-		c.quiet = addGap(c.quiet, a.Gap)
-	case a.T <= windowEnd:
-		c.during = addGap(c.during, a.Gap)
-	default:
-		c.after = addGap(c.after, a.Gap)
-	}
+	c.n += n
+	c.all = addGaps(c.all, a.Gap, n)
+	*win = addGaps(*win, a.Gap, n)
 }
 
 // summary is run.py's summary from the counts of r's arrivals.
@@ -191,8 +198,6 @@ func (c *labCounts) summary(r LabRun, longTTFT float64, longBad []StreamResult) 
 	}
 	return s
 }
-
-func addGap(cs []GapCount, g float64) []GapCount { return addGaps(cs, g, 1) }
 
 // addGaps counts n gaps of g.
 func addGaps(cs []GapCount, g float64, n int) []GapCount {
