@@ -88,7 +88,13 @@ try {
   context = await model.createContext({
     sequences: cfg.maxNumSeqs,
     contextSize: cfg.maxModelLen,
-    batchSize: cfg.budget,
+    // A step's tokens go to llama.cpp in micro-batches of at most 512 (its
+    // server's n_ubatch); node-llama-cpp sets n_ubatch to batchSize, and the
+    // lab's long prompt in one 10k-token micro-batch took 1.3x as long as in
+    // 512s (4.2-4.5 s against 3.1-3.5 s; its F32 attention mask alone is
+    // ubatch x context), by a factor that changed from machine to machine.
+    // A whole prompt is still one step: every stream waits for all of it.
+    batchSize: Math.min(cfg.budget, 512),
     flashAttention: true,
     threads: cfg.threads,
   });

@@ -556,12 +556,18 @@ func TestLab(t *testing.T) {
 	// quiet gaps the overhead is fitted to grew with them (fits 35-59% off
 	// at load 8-10 on 2 cores). The long prompt comes 5 s in: the 16 prompts
 	// that start the load enter whole unchunked, and on a busy machine took
-	// over 3 s, leaving no quiet gaps to calibrate on.
+	// over 3 s, leaving no quiet gaps to calibrate on. Each stream asks for
+	// 512 tokens, not run.py's 256: the 16 streams start and end in lockstep,
+	// and with 256 their first requests ended during the long prefill, at a
+	// moment that moved from run to run; a stream that ended waits behind the
+	// long prompt, so the gaps of the prefill's later, longer chunks counted
+	// fewer streams, and the measured median stall moved 78-123 ms between
+	// runs on one machine while the simulation's stayed at 120 ms.
 	t0 := map[string]float64{}
 	var cmds []*exec.Cmd
 	for _, label := range labels {
 		t0[label] = lastStep(labs[label])
-		cmds = append(cmds, tool(ctx, "measure", measure, labs[label], label, p(label, "alone"), "--duration", "10", "--inject-after", "5"))
+		cmds = append(cmds, tool(ctx, "measure", measure, labs[label], label, p(label, "alone"), "--duration", "10", "--inject-after", "5", "--short-output-len", "512"))
 	}
 	runTools(t, cmds...)
 	for _, label := range labels {
