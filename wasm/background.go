@@ -75,7 +75,7 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 			pts = append(pts, play.RatePoint{Rate: rate, TTFTP90: sum.TTFTP90, TPOTP90: sum.TPOTP90, Attainment: att})
 		}
 		ptsCopy := pts
-		a.post(func() {
+		a.postNow("background figures", func() {
 			if a.figGen == gen {
 				a.rates = ptsCopy
 				a.renderFigures()
@@ -93,7 +93,7 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 		case saturated:
 			note = play.Tf(a.lang, "note.saturated", hi)
 		}
-		a.post(func() {
+		a.postNow("background figures", func() {
 			if a.figGen != gen {
 				return
 			}

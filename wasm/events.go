@@ -123,7 +123,10 @@ func (a *App) handle(ev event) {
 
 // change applies one setting from a control and re-simulates.
 func (a *App) change(key, value string) {
-	a.changedAt = time.Now()
+	a.changedAt = a.eventAt
+	if a.changedAt.IsZero() {
+		a.changedAt = time.Now()
+	}
 	if a.cmp.pair.On && a.cmp.editB && !play.Shared(key) {
 		// The form edits run B: A keeps its settings.
 		a.notes = nil

@@ -56,6 +56,9 @@ type App struct {
 	bgPending bool
 	figGen    int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
+	eventAt   time.Time // when the event being handled came (zero: none)
+	inFrame   bool      // an Update, a Draw or workNow is under way
+	simmed    bool      // a re-simulation began since the last Draw
 	bgAt      time.Time
 
 	view      View
@@ -142,6 +145,18 @@ func (a *App) post(f func()) {
 	a.mu.Unlock()
 }
 
+// postNow runs f at once when no frame is under way, else queues it. A
+// goroutine that is running holds the one wasm thread, so between frames
+// nothing else touches the state; f's result is then on the page at the
+// next frame, not one frame later (under a busy renderer 10-65 ms).
+func (a *App) postNow(where string, f func()) {
+	if a.inFrame {
+		a.post(f)
+		return
+	}
+	a.guard(where, f)
+}
+
 // mark notes a start-up stage in the page's servelabMarks (ms since navigation).
 func (a *App) mark(name string) {
 	if m := a.win.Get("servelabMarks"); m.Type() == js.TypeObject {
@@ -199,8 +214,17 @@ func (p *panels) all() []panel {
 	return []panel{&p.lang, &p.glossary, &p.controls, &p.msgs, &p.figures, &p.measured, p.stepInfo, &p.chapter, p.compare, p.upload, p.split, &p.profile, p.calib, p.bench, p.big}
 }
 
-// emit queues a panel's event for the Update goroutine.
-func (a *App) emit(ev event) { a.post(func() { a.handle(ev) }) }
+// emit queues a panel's event for the Update goroutine, with the time it
+// came (a setting's rest counts from its input, not from the next frame).
+func (a *App) emit(ev event) {
+	at := time.Now()
+	a.post(func() {
+		a.eventAt = at
+		a.handle(ev)
+		a.eventAt = time.Time{}
+	})
+	go a.workNow()
+}
 
 // ui is the state the panels render.
 func (a *App) ui() *uiState {
@@ -298,37 +322,15 @@ type game struct{ a *App }
 // advances playback and reads the mouse. A panic is reported, not fatal.
 func (g *game) Update() error {
 	a := g.a
+	a.inFrame = true
 	defer func() {
+		a.inFrame = false
 		if r := recover(); r != nil {
 			a.fail("Update", r)
 			a.needSim = false
 		}
 	}()
-	// ebiten runs several Updates in a frame after a slow one: the frame's
-	// work is measured from its first.
-	if a.frameAt.IsZero() {
-		a.frameAt = time.Now()
-	}
-	a.mu.Lock()
-	q := a.queue
-	a.queue = nil
-	a.mu.Unlock()
-	for _, f := range q {
-		a.guard("a queued change", f)
-	}
-	// A chapter's table comes first; the timeline re-simulates once it is
-	// shown (in the same frame if that leaves room, else the next).
-	a.tickLecture(a.frameAt)
-	if a.needSim && !a.lectureBusy(a.frameAt) {
-		a.needSim = false
-		a.beginResim()
-	}
-	if a.rs != nil && !a.lectureBusy(a.frameAt) {
-		a.advanceResim()
-	}
-	a.mu.Lock()
-	a.pub.simPending = a.needSim || a.rs != nil // (the background figures are stale already)
-	a.mu.Unlock()
+	a.work(false)
 	a.tickEdge()
 	a.tickPlayback()
 	a.mouse()
@@ -345,15 +347,70 @@ func (g *game) Update() error {
 	return nil
 }
 
+// work drains the queued changes and runs what they ask for: a chapter's
+// table first, then the re-simulation. now: called as an event comes, not
+// in a frame; it then begins at most one re-simulation per frame drawn (a
+// drag's events coalesce as they would in frames) and advances no job
+// already under way (those run a slice per frame).
+func (a *App) work(now bool) {
+	// ebiten runs several Updates in a frame after a slow one: the frame's
+	// work is measured from its first.
+	if a.frameAt.IsZero() {
+		a.frameAt = time.Now()
+	}
+	a.mu.Lock()
+	q := a.queue
+	a.queue = nil
+	a.mu.Unlock()
+	for _, f := range q {
+		a.guard("a queued change", f)
+	}
+	// A chapter's table comes first; the timeline re-simulates once it is
+	// shown (in the same frame if that leaves room, else the next).
+	a.tickLecture(a.frameAt)
+	began := false
+	if a.needSim && !(now && a.simmed) && !a.lectureBusy(a.frameAt) {
+		a.needSim, a.simmed, began = false, true, true
+		a.beginResim()
+	}
+	if a.rs != nil && (!now || began) && !a.lectureBusy(a.frameAt) {
+		a.advanceResim()
+	}
+	a.mu.Lock()
+	a.pub.simPending = a.needSim || a.rs != nil // (the background figures are stale already)
+	a.mu.Unlock()
+}
+
+// workNow is work as an event comes, between frames: the change is
+// simulated at once, not at the next frame, which a busy renderer was seen
+// to hold back 10-100 ms. It runs on its own goroutine (a DOM callback
+// must not block).
+func (a *App) workNow() {
+	if a.inFrame {
+		return // the frame under way drains the queue
+	}
+	a.inFrame = true
+	defer func() {
+		a.inFrame = false
+		if r := recover(); r != nil {
+			a.fail("an event", r)
+			a.needSim = false
+		}
+	}()
+	a.work(true)
+}
+
 // Draw repaints only when something changed; the screen is kept between frames.
 func (g *game) Draw(screen *ebiten.Image) {
 	a := g.a
+	a.inFrame = true
 	defer func() {
+		a.inFrame = false
 		if r := recover(); r != nil {
 			a.fail("Draw", r)
 		}
 	}()
-	a.frameAt = time.Time{}
+	a.frameAt, a.simmed = time.Time{}, false
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
 	if w != a.w || h != a.h || a.off == nil {
 		a.w, a.h = w, h
