@@ -397,7 +397,14 @@ func (a *App) workNow() {
 			a.needSim = false
 		}
 	}()
+	prev := a.frameAt
 	a.work(true)
+	if a.rs == nil {
+		// The next frame has its own budget: a chapter's jobs run some
+		// each frame. (A long run under way keeps this one's: its slices
+		// are a frame's.)
+		a.frameAt = prev
+	}
 }
 
 // Draw repaints only when something changed; the screen is kept between frames.
