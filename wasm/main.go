@@ -59,6 +59,8 @@ type App struct {
 	eventAt   time.Time // when the event being handled came (zero: none)
 	inFrame   bool      // an Update, a Draw or workNow is under way
 	simmed    bool      // a re-simulation began since the last Draw
+	soon      bool      // workNow is due (workSoon)
+	soonFn    js.Func
 	bgAt      time.Time
 
 	view      View
@@ -223,7 +225,23 @@ func (a *App) emit(ev event) {
 		a.handle(ev)
 		a.eventAt = time.Time{}
 	})
-	go a.workNow()
+	a.workSoon()
+}
+
+// workSoon runs workNow once the JavaScript task under way has ended, so a
+// burst of events in one task (a fast drag's, a script's) is one change.
+func (a *App) workSoon() {
+	if a.soon {
+		return
+	}
+	a.soon = true
+	if !a.soonFn.Truthy() {
+		a.soonFn = a.jsFunc("an event", nil, func([]js.Value) {
+			a.soon = false
+			go a.workNow() // a DOM callback must not block
+		})
+	}
+	js.Global().Call("setTimeout", a.soonFn, 0)
 }
 
 // ui is the state the panels render.
@@ -383,8 +401,7 @@ func (a *App) work(now bool) {
 
 // workNow is work as an event comes, between frames: the change is
 // simulated at once, not at the next frame, which a busy renderer was seen
-// to hold back 10-100 ms. It runs on its own goroutine (a DOM callback
-// must not block).
+// to hold back 10-100 ms.
 func (a *App) workNow() {
 	if a.inFrame {
 		return // the frame under way drains the queue

@@ -196,6 +196,25 @@ func TestRateSliderChangesP90TPOT(t *testing.T) {
 	}
 }
 
+// A change is handled as its event comes (wasm App.workNow), but a burst of
+// events between two frames, as a fast drag sends, still makes one run:
+// the last value's, shown once.
+func TestEventsBetweenFramesMakeOneRun(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2")
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[chromedp.Void](t, ctx, `(() => { const e = document.getElementById("rate");
+		for (const v of [21, 23, 25, 27, 29]) { e.value = String(v); e.dispatchEvent(new Event("input", {bubbles: true})); } })()`)
+	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, gen), "a re-simulation after the burst")
+	time.Sleep(300 * time.Millisecond) // a second run, were there one, would land meanwhile
+	if got := eval[int](t, ctx, `servelab.timings().gen`); got != gen+1 {
+		t.Errorf("five events in one task made %d runs, want 1", got-gen)
+	}
+	if q := eval[string](t, ctx, `servelab.figures().query`); !strings.Contains(q, "rate=29&") {
+		t.Errorf("the figures are for %q, want the last value's (rate=29)", q)
+	}
+}
+
 func TestPresetLinkRestoresSettings(t *testing.T) {
 	ctx := browser(t)
 	base := serve(t)
