@@ -334,20 +334,29 @@ func main() {
 	}
 }
 
+// busy marks the page's work under way (inFrame) until the function it
+// returns, deferred, ends it; a panic is then reported, not fatal, and
+// with dropSim the pending re-simulation is dropped (it would panic again).
+func (a *App) busy(where string, dropSim bool) func() {
+	a.inFrame = true
+	return func() {
+		a.inFrame = false
+		if r := recover(); r != nil {
+			a.fail(where, r)
+			if dropSim {
+				a.needSim = false
+			}
+		}
+	}
+}
+
 type game struct{ a *App }
 
 // Update drains queued changes, re-simulates when a setting changed,
 // advances playback and reads the mouse. A panic is reported, not fatal.
 func (g *game) Update() error {
 	a := g.a
-	a.inFrame = true
-	defer func() {
-		a.inFrame = false
-		if r := recover(); r != nil {
-			a.fail("Update", r)
-			a.needSim = false
-		}
-	}()
+	defer a.busy("Update", true)()
 	a.work(false)
 	a.tickEdge()
 	a.tickPlayback()
@@ -406,14 +415,7 @@ func (a *App) workNow() {
 	if a.inFrame {
 		return // the frame under way drains the queue
 	}
-	a.inFrame = true
-	defer func() {
-		a.inFrame = false
-		if r := recover(); r != nil {
-			a.fail("an event", r)
-			a.needSim = false
-		}
-	}()
+	defer a.busy("an event", true)()
 	prev := a.frameAt
 	a.work(true)
 	if a.rs == nil {
@@ -427,13 +429,7 @@ func (a *App) workNow() {
 // Draw repaints only when something changed; the screen is kept between frames.
 func (g *game) Draw(screen *ebiten.Image) {
 	a := g.a
-	a.inFrame = true
-	defer func() {
-		a.inFrame = false
-		if r := recover(); r != nil {
-			a.fail("Draw", r)
-		}
-	}()
+	defer a.busy("Draw", false)()
 	a.frameAt, a.simmed = time.Time{}, false
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
 	if w != a.w || h != a.h || a.off == nil {

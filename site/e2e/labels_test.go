@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -39,10 +38,7 @@ func TestCanvasLabelsDoNotOverlap(t *testing.T) {
 		w, h int64
 		proj bool
 	}{{1280, 720, true}, {1920, 1080, true}, {1280, 720, false}, {1920, 1080, false}, {1400, 900, false}} {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: c.w, Height: c.h, DeviceScaleFactor: 1}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, c.w, c.h)
 		for _, preset := range []string{"demo2", "lab-chunked", "memory-pressure", "compare-chunking"} {
 			for _, lang := range []string{"en", "zh"} {
 				url := base + "?preset=" + preset + "&lang=" + lang

@@ -258,10 +258,7 @@ func TestLectureAtEverySize(t *testing.T) {
 		}
 	}
 	for name, sz := range sizes {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: sz[0], Height: sz[1], DeviceScaleFactor: 1, Mobile: sz[0] < 500}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, sz[0], sz[1])
 		for _, lang := range []string{"en", "zh"} {
 			for _, pg := range pages {
 				open(t, ctx, base+"?"+pg+"&lang="+lang)

@@ -8,7 +8,6 @@ import (
 
 	"servelab/sim"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -26,10 +25,7 @@ func TestProfilePanelsAtEverySize(t *testing.T) {
 	lab := labFile(t, c)
 	guide, _ := filepath.Abs(filepath.Join("..", "..", "sim", "testdata", "bench", "guidellm.json"))
 	for _, sz := range [][2]int64{{1280, 720}, {390, 844}} {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: sz[0], Height: sz[1], DeviceScaleFactor: 1, Mobile: sz[0] < 500}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, sz[0], sz[1])
 		for _, lang := range []string{"en", "zh"} {
 			open(t, ctx, base+"?lang="+lang)
 			if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{lab})); err != nil {

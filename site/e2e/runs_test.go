@@ -233,10 +233,7 @@ func TestProjectorKeepsTheStepOnScreen(t *testing.T) {
 	ctx := browser(t)
 	base := serve(t)
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: sz[0], Height: sz[1], DeviceScaleFactor: 1}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, sz[0], sz[1])
 		open(t, ctx, base+"?preset=demo1&proj=1&speed=5&sel=3")
 		waitFor(t, ctx, `servelab.status().projector && document.getElementById("step-info").textContent.includes("ms")`, "projector mode with a step explained")
 		box := eval[map[string]float64](t, ctx, `(() => { const s = document.getElementById("step-info").getBoundingClientRect(), v = document.getElementById("view").getBoundingClientRect();
@@ -277,10 +274,7 @@ func TestRunsScreenshots(t *testing.T) {
 		{"proj-1280", [2]int64{1280, 720}, "preset=demo1&proj=1&sel=3", ""},
 		{"phone", [2]int64{390, 844}, "preset=memory-pressure", ""},
 	} {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: c.size[0], Height: c.size[1], DeviceScaleFactor: 1, Mobile: c.size[0] < 500}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, c.size[0], c.size[1])
 		for _, lang := range []string{"en", "zh"} {
 			open(t, ctx, base+"?"+c.q+"&lang="+lang)
 			if c.js != "" {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -224,10 +223,7 @@ func TestCompareTableFitsItsPanel(t *testing.T) {
 		w, h int64
 		proj bool
 	}{{1280, 720, false}, {1280, 720, true}, {1920, 1080, false}, {1920, 1080, true}, {390, 844, false}} {
-		if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: c.w, Height: c.h, DeviceScaleFactor: 1, Mobile: c.w < 500}); err != nil {
-			t.Fatal(err)
-		}
+		viewport(t, ctx, c.w, c.h)
 		for _, lang := range []string{"en", "zh"} {
 			url := base + "?preset=compare-chunking&lang=" + lang
 			if c.proj {
