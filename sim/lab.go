@@ -128,6 +128,12 @@ func NewLab(cfg Config, w LabWorkload, arrivals []Arrival) (*Lab, error) {
 	// step of every stream lasts at least this long), so they are not
 	// copied as they grow.
 	l.steps = min(int(w.Duration/e.cfg.Step.Decode(w.ShortConcurrency, w.ShortConcurrency*w.ShortInputLen).Seconds)+64, e.cfg.Limits.MaxIterations)
+	// The counts take about a value per step (a step's streams share a
+	// gap), most before the injection or after the window (sized up to a
+	// page's run; a longer one grows them).
+	quiet := int(float64(l.steps)*w.InjectAfter/w.Duration) + 16
+	l.counts.quiet = make([]GapCount, 0, min(quiet, 1<<15))
+	l.counts.after = make([]GapCount, 0, min(max(16, l.steps-quiet), 1<<15))
 	if n := l.steps * w.ShortConcurrency; cap(arrivals) >= n {
 		l.run.Arrivals = arrivals[:0]
 	} else {
@@ -157,32 +163,41 @@ func (l *Lab) Step() (*Iteration, bool) {
 		return nil, false
 	}
 	end := it.End()
-	run := &l.run
-	from := len(run.Arrivals)
+	// Locals only in the loop (every item of every step passes here): the
+	// browser's wasm keeps them in registers rather than going through l.
+	arr, streams, sc, stop := l.run.Arrivals, l.streams, l.w.ShortConcurrency, l.w.Duration
+	from, next := len(arr), 0
 	for _, item := range it.Items {
 		if !item.Emit {
 			continue
 		}
-		s := &l.streams[item.ID]
-		if s.long && s.first && item.ID == l.w.ShortConcurrency {
-			// The first long request's first token ends the window (as
-			// SummariseLab computes it from the TTFT; Finish checks).
-			l.windowEnd, l.known = l.w.InjectAfter+(end-l.w.InjectAfter), true
-		}
-		if !s.first && !s.long {
-			run.Arrivals = append(run.Arrivals, Arrival{T: end, Gap: end - s.last})
+		s := &streams[item.ID]
+		switch {
+		case s.long:
+			if s.first && item.ID == sc {
+				// The first long request's first token ends the window (as
+				// SummariseLab computes it from the TTFT; Finish checks).
+				l.windowEnd, l.known = l.w.InjectAfter+(end-l.w.InjectAfter), true
+			}
+		case !s.first:
+			arr = append(arr, Arrival{T: end, Gap: end - s.last})
 		}
 		s.first, s.last = false, end
 		// The script's worker loops while now < stop_at: a stream whose
-		// request ends before the deadline sends the next one at once.
-		if item.Done && !s.long && end < l.w.Duration {
-			l.submit(end, false)
+		// request ends before the deadline sends the next one at once
+		// (below, in the items' order: the IDs are as if sent here).
+		if item.Done && !s.long && end < stop {
+			next++
 		}
 	}
+	for range next {
+		l.submit(end, false)
+	}
+	l.run.Arrivals = arr
 	// In (time, gap) order, as the analysis sorts them: one step's
 	// arrivals share the time and mostly the gap, so this is a check.
-	sortGaps(run.Arrivals[from:])
-	l.count(run.Arrivals[from:], end)
+	sortGaps(arr[from:])
+	l.count(arr[from:], end)
 	return it, true
 }
 

@@ -134,14 +134,14 @@ func labWindow(r LabRun) (ttft float64, bad []StreamResult, end float64) {
 }
 
 // labCounts is the lab analysis's pass over the arrivals in (time, gap)
-// order: the gaps counted by value in the whole run and in each window,
-// merging repeats in a row (one step's streams share a gap), so that
+// order: the gaps counted by value in each window (the whole run is the
+// three together), merging repeats in a row (one step's streams share a gap), so that
 // GapPercentiles gives Percentile's figures without sorting every gap;
 // and the worst gap.
 type labCounts struct {
-	all, quiet, during, after []GapCount
-	worst                     Arrival
-	n                         int
+	quiet, during, after []GapCount
+	worst                Arrival
+	n                    int
 }
 
 // window is the counts an arrival at t goes to: before the injection,
@@ -156,14 +156,12 @@ func (c *labCounts) window(t, inject, end float64) *[]GapCount {
 	return &c.after
 }
 
-// addRun counts n arrivals of a's gap, a the first of them, in the whole
-// run and in win.
+// addRun counts n arrivals of a's gap, a the first of them, in win.
 func (c *labCounts) addRun(a Arrival, n int, win *[]GapCount) {
 	if c.n == 0 || a.Gap > c.worst.Gap {
 		c.worst = a // strictly greater: the first maximum wins, as Python's max
 	}
 	c.n += n
-	c.all = addGaps(c.all, a.Gap, n)
 	*win = addGaps(*win, a.Gap, n)
 }
 
@@ -176,7 +174,9 @@ func (c *labCounts) summary(r LabRun, longTTFT float64, longBad []StreamResult) 
 		WorstGap: worst.Gap, WorstGapOffset: worst.T - r.Inject,
 		LongTTFT: longTTFT, LongFailed: len(longBad), Wall: r.Wall,
 	}
-	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(c.all)
+	all := make([]GapCount, 0, len(c.quiet)+len(c.during)+len(c.after))
+	all = append(append(append(all, c.quiet...), c.during...), c.after...)
+	s.ITLP50, s.ITLP90, s.ITLP99, s.ITLMax = GapPercentiles(all)
 	s.ITLQuietP50, _, s.ITLQuietP99, _ = GapPercentiles(c.quiet)
 	s.ITLDuringP50, _, s.ITLDuringP99, s.ITLDuringMax = GapPercentiles(c.during)
 	_, _, s.ITLAfterP99, _ = GapPercentiles(c.after)
