@@ -76,20 +76,21 @@ type App struct {
 	ask      uploadAsk
 	split    splitState
 
-	dpr      float64
-	w, h     int
-	batch    *batch
-	off      *ebiten.Image
-	labels   []label
-	simMs    float64
-	drawMs   float64
-	urlDirty bool
-	urlAt    time.Time
-	frameAt  time.Time // when this frame's first Update began (Draw ends a frame)
-	press    bool
-	pressX   float64
-	pressT0  float64
-	dragged  bool
+	dpr        float64
+	w, h       int
+	batch      *batch
+	off        *ebiten.Image
+	labels     []label
+	labelsHTML string // the labels' markup last set
+	simMs      float64
+	drawMs     float64
+	urlDirty   bool
+	urlAt      time.Time
+	frameAt    time.Time // when this frame's first Update began (Draw ends a frame)
+	press      bool
+	pressX     float64
+	pressT0    float64
+	dragged    bool
 	// lastDragged tells the click that ends a drag not to select.
 	lastDragged bool
 	exportReq   bool
@@ -452,7 +453,10 @@ func (g *game) Draw(screen *ebiten.Image) {
 		}
 		a.drawnGen = a.gen
 		if el := a.own.Call("getElementById", "labels"); !el.IsNull() {
-			el.Set("innerHTML", labelsHTML(a.labels, a.dpr))
+			if h := labelsHTML(a.labels, a.dpr); h != a.labelsHTML { // (unchanged labels: no relayout)
+				el.Set("innerHTML", h)
+				a.labelsHTML = h
+			}
 			el.Get("classList").Call("toggle", "projector", a.projector)
 		}
 		a.publish()

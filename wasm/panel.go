@@ -119,10 +119,27 @@ func (p *page) listen(target js.Value, name string, f func(ev js.Value)) {
 	}))
 }
 
-// setText sets an element's text (missing elements are ignored).
+// setText sets an element's text unless it is already that (missing
+// elements are ignored): a rewrite of the same text is still a change the
+// browser lays out and paints again, and a render rewrites every figure.
 func (p *page) setText(id, s string) {
 	if el := p.el(id); !el.IsNull() {
-		el.Set("textContent", s)
+		setProp(el, "textContent", s)
+	}
+}
+
+// setProp sets a property of el (text, hidden, className, checked)
+// unless it already has that value, for the reason setText gives.
+func setProp(el js.Value, name string, v any) {
+	if !el.Get(name).Equal(js.ValueOf(v)) {
+		el.Set(name, v)
+	}
+}
+
+// setAttr is setProp for an attribute (aria-pressed).
+func setAttr(el js.Value, name, v string) {
+	if cur := el.Call("getAttribute", name); cur.IsNull() || cur.String() != v {
+		el.Call("setAttribute", name, v)
 	}
 }
 

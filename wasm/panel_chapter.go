@@ -57,7 +57,7 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	if root.IsNull() {
 		return
 	}
-	root.Set("hidden", u.lec == nil)
+	setProp(root, "hidden", u.lec == nil)
 	if u.lec == nil {
 		c.shown = ""
 		return

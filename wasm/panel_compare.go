@@ -51,12 +51,12 @@ func settingValue(u *uiState, k, v string) string {
 func (comparePanel) render(p *page, u *uiState) {
 	c := u.cmp
 	if el := p.el("cmp-on"); !el.IsNull() {
-		el.Set("checked", c.pair.On)
+		setProp(el, "checked", c.pair.On)
 	}
 	for id, on := range map[string]bool{"cmp-edit-a": !c.editB, "cmp-edit-b": c.editB} {
 		if el := p.el(id); !el.IsNull() {
-			el.Call("setAttribute", "aria-pressed", strconv.FormatBool(on))
-			el.Set("disabled", !c.pair.On)
+			setAttr(el, "aria-pressed", strconv.FormatBool(on))
+			setProp(el, "disabled", !c.pair.On)
 		}
 	}
 	if !c.pair.On {

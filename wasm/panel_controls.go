@@ -143,9 +143,9 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if u.lec != nil {
 		cls = append(cls, "lecture", "layout-"+u.lec.ch.Layout)
 	}
-	p.doc.Get("body").Set("className", strings.Join(cls, " "))
+	setProp(p.doc.Get("body"), "className", strings.Join(cls, " "))
 	if el := p.el("projector"); !el.IsNull() {
-		el.Call("setAttribute", "aria-pressed", strconv.FormatBool(u.projector))
+		setAttr(el, "aria-pressed", strconv.FormatBool(u.projector))
 	}
 	if el := p.el("speed"); !el.IsNull() && u.speed > 0 {
 		el.Set("value", play.FormatNum(u.speed))
@@ -160,8 +160,8 @@ func (c *controlsPanel) renderPlayback(p *page, u *uiState) {
 		if u.playing {
 			txt = u.tr("play.pause")
 		}
-		el.Set("textContent", txt)
-		el.Call("setAttribute", "aria-pressed", strconv.FormatBool(u.playing))
+		setProp(el, "textContent", txt)
+		setAttr(el, "aria-pressed", strconv.FormatBool(u.playing))
 	}
 	if el := p.el("scrub"); !el.IsNull() && u.run != nil && u.run.End > 0 {
 		cur := u.cursor

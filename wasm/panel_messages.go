@@ -14,12 +14,12 @@ func (messagesPanel) bind(*page, func(event)) {}
 func (messagesPanel) render(p *page, u *uiState) {
 	el := p.el("notes")
 	if !el.IsNull() {
-		el.Set("textContent", strings.Join(u.notes, "; "))
-		el.Set("hidden", len(u.notes) == 0)
+		setProp(el, "textContent", strings.Join(u.notes, "; "))
+		setProp(el, "hidden", len(u.notes) == 0)
 	}
 	if el := p.el("info"); !el.IsNull() {
-		el.Set("textContent", u.info)
-		el.Set("hidden", u.info == "")
+		setProp(el, "textContent", u.info)
+		setProp(el, "hidden", u.info == "")
 	}
 }
 
@@ -30,11 +30,11 @@ func showMessage(p *page, text string, isErr bool) {
 	if el.IsNull() {
 		return
 	}
-	el.Set("textContent", text)
+	setProp(el, "textContent", text)
 	cls := "info"
 	if isErr {
 		cls = "error"
 	}
-	el.Set("className", cls)
-	el.Set("hidden", text == "")
+	setProp(el, "className", cls)
+	setProp(el, "hidden", text == "")
 }

@@ -64,6 +64,6 @@ func (uploadPanel) render(p *page, u *uiState) {
 	}
 	p.setHTML("upload-ask", sb.String())
 	if el := p.el("upload-ask"); !el.IsNull() {
-		el.Set("hidden", sb.Len() == 0)
+		setProp(el, "hidden", sb.Len() == 0)
 	}
 }
