@@ -42,10 +42,9 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 		last := time.Now()
 		stale := func() error {
 			// Let the browser draw and handle input about every frame, not
-			// before every run: each yield waits for a timer, and browsers
-			// clamp a chain of timers to 4 ms each.
+			// before every run (see yieldTask).
 			if time.Since(last) > 8*time.Millisecond {
-				time.Sleep(time.Millisecond)
+				yieldTask()
 				last = time.Now()
 			}
 			a.mu.Lock()

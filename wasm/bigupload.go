@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall/js"
-	"time"
 
 	"servelab/sim"
 	"servelab/wasm/play"
@@ -90,7 +89,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 				a.pn.big.render(a.pg, a.ui())
 			}
 		})
-		time.Sleep(time.Millisecond) // the browser draws and answers here
+		yieldTask() // the browser draws and answers here
 		if cancel.Load() {
 			return errCancelled
 		}

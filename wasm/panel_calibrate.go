@@ -195,7 +195,7 @@ func calibrateYielding(cfg sim.Config, prof *sim.Profile, o *play.Overlay, name 
 		n++
 		if time.Since(last) > 15*time.Millisecond {
 			progress(n)
-			time.Sleep(time.Millisecond) // the browser draws and answers here
+			yieldTask() // the browser draws and answers here
 			last = time.Now()
 			if cancel.Load() {
 				return nil, errCancelled

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall/js"
-	"time"
 
 	"servelab/wasm/play"
 )
@@ -76,7 +75,7 @@ func (a *App) startSplit(gpus int) {
 			}
 		}()
 		res, err := play.BestSplit(st, gpus, func() error {
-			time.Sleep(time.Millisecond) // let the browser draw and handle input
+			yieldTask() // let the browser draw and handle input
 			a.mu.Lock()
 			cur := a.pub.gen
 			a.mu.Unlock()

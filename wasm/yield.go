@@ -1,0 +1,28 @@
+//go:build js && wasm
+
+package main
+
+import "syscall/js"
+
+// yieldTask blocks the calling goroutine until a new JavaScript task has
+// begun, so the browser draws and answers in between. A time.Sleep is not
+// enough for a long job: once its timer has fired, the Go runtime runs the
+// goroutine inside whichever call from JavaScript comes next, a frame's
+// included, and the frame waits for the job's slice (a 50 MB upload held
+// frames for 217-267 ms that way). The task is a message on a channel of
+// its own, which browsers do not clamp as they clamp a chain of zero
+// timers to 4 ms each.
+func yieldTask() {
+	ch := make(chan struct{})
+	mc := js.Global().Get("MessageChannel").New()
+	var f js.Func
+	f = js.FuncOf(func(js.Value, []js.Value) any {
+		mc.Get("port1").Call("close")
+		f.Release()
+		close(ch)
+		return nil
+	})
+	mc.Get("port1").Set("onmessage", f)
+	mc.Get("port2").Call("postMessage", nil)
+	<-ch
+}
