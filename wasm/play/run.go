@@ -234,10 +234,18 @@ func start(s State, tokens bool) (*Job, error) {
 			j.horizon = max(j.horizon, q.Arrival)
 		}
 		identity := true // Poisson numbers requests by position: no lookup needed
+		items := 0       // a request's items: about one per output token
 		for i, q := range reqs {
 			identity = identity && q.ID == i
+			items += max(q.Output, 1)
 		}
-		j.tr = r.newTracer(e, e.Step, takeBuffers(), newIDIndexReqs(reqs), identity)
+		buf := takeBuffers()
+		if n := min(items, MaxTraceItems+1); cap(buf.items) < n {
+			// One allocation for a big run's items, not a growing slice's
+			// copies of tens of MB, each a frame held (a 9000-request upload).
+			buf.items = make([]sim.Item, 0, n)
+		}
+		j.tr = r.newTracer(e, e.Step, buf, newIDIndexReqs(reqs), identity)
 	}
 	j.spent = time.Since(t0)
 	return j, nil
