@@ -135,9 +135,9 @@ func labWindow(r LabRun) (ttft float64, bad []StreamResult, end float64) {
 
 // labCounts is the lab analysis's pass over the arrivals in (time, gap)
 // order: the gaps counted by value in each window (the whole run is the
-// three together), merging repeats in a row (one step's streams share a gap), so that
-// GapPercentiles gives Percentile's figures without sorting every gap;
-// and the worst gap.
+// three together), merging repeats in a row (one step's streams share a
+// gap), so that GapPercentiles gives Percentile's figures without sorting
+// every gap; and the worst gap.
 type labCounts struct {
 	quiet, during, after []GapCount
 	worst                Arrival
