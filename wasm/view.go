@@ -455,18 +455,8 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 		if m == nil || len(m.Gaps) == 0 {
 			continue
 		}
-		vals := make([]float64, cols)
-		for _, gp := range m.Gaps {
-			t := gp.TRelInject + m.Origin
-			if t < v.T0 || t > t1 {
-				continue
-			}
-			c := int(v.x(g, t) - g.left)
-			if c >= 0 && c < cols && gp.Gap > vals[c] {
-				vals[c] = gp.Gap
-				top = math.Max(top, gp.Gap)
-			}
-		}
+		vals, mtop := m.GapColumns(v.T0, t1, cols, func(t float64) int { return int(v.x(g, t) - g.left) })
+		top = math.Max(top, mtop)
 		col := colMeasured
 		switch {
 		case m.Kind == "sim":

@@ -30,6 +30,9 @@ type Overlay struct {
 	// Figs is Bench.Figures(), computed once when the file is read (the
 	// page draws the table often; a large run's figures take seconds).
 	Figs map[string]float64
+	// blocks index Gaps for GapColumns (made for blocksOf gaps).
+	blocks   []gapBlock
+	blocksOf int
 }
 
 // KindIn names the overlay's kind in lang: the lab's in the catalogues
