@@ -118,7 +118,6 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	return v
 }
 
-// setRange moves a slider as a user would: set the value, fire input.
 // viewport sizes the page as a screen of w x h CSS pixels at scale 1, a
 // phone's (touch, mobile layout) below 500 wide.
 func viewport(t testing.TB, ctx context.Context, w, h int64) {
@@ -129,6 +128,7 @@ func viewport(t testing.TB, ctx context.Context, w, h int64) {
 	}
 }
 
+// setRange moves a slider as a user would: set the value, fire input.
 func setRange(t testing.TB, ctx context.Context, id string, v float64) {
 	t.Helper()
 	eval[chromedp.Void](t, ctx, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("input", {bubbles: true})); })()`, id, fmt.Sprint(v)))

@@ -2,7 +2,11 @@
 
 package play
 
-import "math"
+import (
+	"math"
+
+	"servelab/sim"
+)
 
 // gapBlockLen is how many consecutive gaps of a measured run share one
 // entry of its block index (GapColumns).
@@ -34,10 +38,7 @@ func (o *Overlay) GapColumns(t0, t1 float64, cols int, col func(t float64) int) 
 			top = math.Max(top, gap)
 		}
 	}
-	blocks := o.gapBlocks()
-	for k, b := range blocks {
-		lo := k * gapBlockLen
-		gaps := o.Gaps[lo:min(len(o.Gaps), lo+gapBlockLen)]
+	for k, b := range o.gapBlocks() {
 		if b.ok {
 			// Adding Origin keeps the order of times, so the block's ends are its
 			// earliest and latest times on the page too, and col keeps it again.
@@ -50,31 +51,38 @@ func (o *Overlay) GapColumns(t0, t1 float64, cols int, col func(t float64) int) 
 				continue
 			}
 		}
-		for _, g := range gaps {
+		for _, g := range o.block(k) {
 			add(g.TRelInject+o.Origin, g.Gap)
 		}
 	}
 	return vals, top
 }
 
+// block is the k-th gapBlockLen of the overlay's gaps.
+func (o *Overlay) block(k int) []sim.Gap {
+	lo := k * gapBlockLen
+	return o.Gaps[lo:min(len(o.Gaps), lo+gapBlockLen)]
+}
+
 // gapBlocks is the overlay's block index, made on first use (the gaps of
-// an overlay do not change once it is read).
+// an overlay do not change once it is read; an index of another length is
+// made again).
 func (o *Overlay) gapBlocks() []gapBlock {
-	if o.blocksOf == len(o.Gaps) && (o.blocks != nil || len(o.Gaps) == 0) {
+	n := (len(o.Gaps) + gapBlockLen - 1) / gapBlockLen
+	if o.blocks != nil && len(o.blocks) == n {
 		return o.blocks
 	}
-	o.blocks = make([]gapBlock, 0, (len(o.Gaps)+gapBlockLen-1)/gapBlockLen)
-	for lo := 0; lo < len(o.Gaps); lo += gapBlockLen {
+	o.blocks = make([]gapBlock, n)
+	for k := range o.blocks {
 		b := gapBlock{t0: math.Inf(1), t1: math.Inf(-1), max: math.Inf(-1), ok: true}
-		for _, g := range o.Gaps[lo:min(len(o.Gaps), lo+gapBlockLen)] {
+		for _, g := range o.block(k) {
 			t := g.TRelInject
 			if t != t || g.Gap != g.Gap {
 				b.ok = false
 			}
 			b.t0, b.t1, b.max = math.Min(b.t0, t), math.Max(b.t1, t), math.Max(b.max, g.Gap)
 		}
-		o.blocks = append(o.blocks, b)
+		o.blocks[k] = b
 	}
-	o.blocksOf = len(o.Gaps)
 	return o.blocks
 }

@@ -29,10 +29,8 @@ type Overlay struct {
 	Runs    int            // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
 	// Figs is Bench.Figures(), computed once when the file is read (the
 	// page draws the table often; a large run's figures take seconds).
-	Figs map[string]float64
-	// blocks index Gaps for GapColumns (made for blocksOf gaps).
-	blocks   []gapBlock
-	blocksOf int
+	Figs   map[string]float64
+	blocks []gapBlock // Gaps' index for GapColumns, made on first use
 }
 
 // KindIn names the overlay's kind in lang: the lab's in the catalogues
