@@ -40,7 +40,7 @@ type lecture struct {
 	// each kind of job last ran, so a frame starts only what fits in it.
 	cache *play.LectureCache
 	took  map[string]time.Duration
-	// worked is the frame (its first Update's time) in which a job last
+	// worked is the frame (when its work began) in which a job last
 	// really ran: a frame starts one job at least, whatever its estimate.
 	worked time.Time
 }

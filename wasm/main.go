@@ -22,7 +22,8 @@ import (
 
 func imageRect(x0, y0, x1, y1 int) image.Rectangle { return image.Rect(x0, y0, x1, y1) }
 
-// App is the playground's state. The Update goroutine owns it; DOM callbacks
+// App is the playground's state. A frame's work owns it (tick, then
+// ebiten's Update and Draw: "the Update goroutine" below); DOM callbacks
 // only queue work (under mu) and read the published snapshot.
 type App struct {
 	mu    sync.Mutex
@@ -57,7 +58,7 @@ type App struct {
 	figGen    int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
 	eventAt   time.Time // when the event being handled came (zero: none)
-	inFrame   bool      // an Update, a Draw or workNow is under way
+	inFrame   bool      // a tick, an Update, a Draw or workNow is under way
 	simmed    bool      // a re-simulation began since the last Draw
 	soon      bool      // workNow is due (workSoon)
 	soonFn    js.Func
@@ -86,7 +87,7 @@ type App struct {
 	drawMs     float64
 	urlDirty   bool
 	urlAt      time.Time
-	frameAt    time.Time // when this frame's first Update began (Draw ends a frame)
+	frameAt    time.Time // when this frame's work began (tick ends a frame)
 	press      bool
 	pressX     float64
 	pressT0    float64
@@ -329,6 +330,7 @@ func main() {
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetScreenClearedEveryFrame(false)
 	ebiten.SetWindowTitle("servelab timeline")
+	a.startFrames()
 	a.mark("rungame")
 	if err := ebiten.RunGame(&game{a}); err != nil {
 		a.message(play.Tf(a.lang, "msg.stopped", err.Error()), true)
@@ -353,21 +355,16 @@ func (a *App) busy(where string, dropSim bool) func() {
 
 type game struct{ a *App }
 
-// Update drains queued changes, re-simulates when a setting changed,
-// advances playback and reads the mouse. A panic is reported, not fatal.
+// Update reads the mouse and makes a requested PNG (both need ebiten's
+// frame); the rest of a frame's work is tick's. A panic is reported, not
+// fatal.
 func (g *game) Update() error {
 	a := g.a
+	if a.inFrame {
+		return nil // (a tick's work blocked: it ends first)
+	}
 	defer a.busy("Update", true)()
-	a.work(false)
-	a.tickEdge()
-	a.tickPlayback()
 	a.mouse()
-	if !a.needSim && a.rs == nil {
-		a.pickBackground()
-	}
-	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
-		a.writeURL()
-	}
 	if a.exportReq {
 		a.exportReq = false
 		a.exportPNG()
@@ -381,8 +378,8 @@ func (g *game) Update() error {
 // drag's events coalesce as they would in frames) and advances no job
 // already under way (those run a slice per frame).
 func (a *App) work(now bool) {
-	// ebiten runs several Updates in a frame after a slow one: the frame's
-	// work is measured from its first.
+	// The frame's work is measured from its first (workNow's, when an
+	// event began a long run before it).
 	if a.frameAt.IsZero() {
 		a.frameAt = time.Now()
 	}
@@ -431,7 +428,6 @@ func (a *App) workNow() {
 func (g *game) Draw(screen *ebiten.Image) {
 	a := g.a
 	defer a.busy("Draw", false)()
-	a.frameAt, a.simmed = time.Time{}, false
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
 	if w != a.w || h != a.h || a.off == nil {
 		a.w, a.h = w, h

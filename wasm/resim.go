@@ -80,8 +80,7 @@ func (a *App) advanceResim() {
 	case rs.slices == 0:
 		budget = resimFirst
 	}
-	// ebiten runs several Updates in a frame after a slow one: the slice is
-	// this frame's, counted from its first Update.
+	// The slice is this frame's, counted from when its work began.
 	deadline := a.frameAt.Add(budget)
 	if rs.slices == 0 {
 		// A change's first slice: a run of a usual size lands in its frame.

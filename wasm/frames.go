@@ -1,0 +1,57 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+	"time"
+
+	"github.com/hajimehoshi/ebiten/v2"
+)
+
+// The page's work runs in an animation-frame loop of its own (tick), and
+// ebiten runs a frame (Update, Draw) only when the canvas must change or an
+// input event comes (FPSModeVsyncOffMinimum). Run every frame, ebiten
+// presents its screen again in the three frames after each change (for
+// swap chains of several buffers; a browser's canvas keeps what it was
+// last given), and where there is no GPU each present costs the browser's
+// GPU process tens of ms of software rendering: four presents per slider
+// change where one shows it.
+
+// startFrames begins the page's frame loop; call it before ebiten.RunGame,
+// so that a tick that asks for a frame comes before ebiten's in the same
+// animation frame.
+func (a *App) startFrames() {
+	ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
+	var f js.Func
+	f = js.FuncOf(func(js.Value, []js.Value) any {
+		a.win.Call("requestAnimationFrame", f)
+		a.tick()
+		return nil
+	})
+	a.win.Call("requestAnimationFrame", f)
+}
+
+// tick is one animation frame's work: it drains queued changes,
+// re-simulates when a setting changed, advances playback and the
+// background figures, and asks ebiten for a frame when the canvas must be
+// repainted. A panic is reported, not fatal.
+func (a *App) tick() {
+	if a.inFrame {
+		return // (only if a frame's work blocked: it ends first)
+	}
+	defer a.busy("a frame", true)()
+	a.work(false)
+	a.tickEdge()
+	a.tickPlayback()
+	if !a.needSim && a.rs == nil {
+		a.pickBackground()
+	}
+	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
+		a.writeURL()
+	}
+	a.frameAt, a.simmed = time.Time{}, false
+	if a.dirty || a.exportReq {
+		ebiten.ScheduleFrame()
+	}
+}
