@@ -10,19 +10,30 @@ import (
 )
 
 // The page's work runs in an animation-frame loop of its own (tick), and
-// ebiten runs a frame (Update, Draw) only when the canvas must change or an
-// input event comes (FPSModeVsyncOffMinimum). Run every frame, ebiten
-// presents its screen again in the three frames after each change (for
-// swap chains of several buffers; a browser's canvas keeps what it was
-// last given), and where there is no GPU each present costs the browser's
-// GPU process tens of ms of software rendering: four presents per slider
-// change where one shows it.
+// while the pointer is off the canvas ebiten runs a frame (Update, Draw)
+// only when the canvas must change (FPSModeVsyncOffMinimum). Run every
+// frame, ebiten presents its screen again in the three frames after each
+// change (for swap chains of several buffers; a browser's canvas keeps
+// what it was last given), and where there is no GPU each present costs
+// the browser's GPU process tens of ms of software rendering: four
+// presents per slider change where one shows it. Over the canvas ebiten
+// runs every frame again: in the minimum mode it presents at every input
+// event, each mouse move included, where hover changes nothing mostly.
 
 // startFrames begins the page's frame loop; call it before ebiten.RunGame,
 // so that a tick that asks for a frame comes before ebiten's in the same
 // animation frame.
 func (a *App) startFrames() {
 	ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
+	root := a.own.Get("documentElement")
+	root.Call("addEventListener", "pointerenter", js.FuncOf(func(js.Value, []js.Value) any {
+		ebiten.SetFPSMode(ebiten.FPSModeVsyncOn)
+		return nil
+	}))
+	root.Call("addEventListener", "pointerleave", js.FuncOf(func(js.Value, []js.Value) any {
+		ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
+		return nil
+	}))
 	var f js.Func
 	f = js.FuncOf(func(js.Value, []js.Value) any {
 		a.win.Call("requestAnimationFrame", f)
