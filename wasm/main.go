@@ -59,7 +59,7 @@ type App struct {
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
 	eventAt   time.Time // when the event being handled came (zero: none)
 	inFrame   bool      // a tick, an Update, a Draw or workNow is under way
-	simmed    bool      // a re-simulation began since the last Draw
+	simmed    bool      // a re-simulation began since the last tick
 	soon      bool      // workNow is due (workSoon)
 	soonFn    js.Func
 	bgAt      time.Time
