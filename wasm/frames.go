@@ -26,14 +26,12 @@ import (
 func (a *App) startFrames() {
 	ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
 	root := a.own.Get("documentElement")
-	root.Call("addEventListener", "pointerenter", js.FuncOf(func(js.Value, []js.Value) any {
-		ebiten.SetFPSMode(ebiten.FPSModeVsyncOn)
-		return nil
-	}))
-	root.Call("addEventListener", "pointerleave", js.FuncOf(func(js.Value, []js.Value) any {
-		ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
-		return nil
-	}))
+	for ev, mode := range map[string]ebiten.FPSModeType{"pointerenter": ebiten.FPSModeVsyncOn, "pointerleave": ebiten.FPSModeVsyncOffMinimum} {
+		root.Call("addEventListener", ev, js.FuncOf(func(js.Value, []js.Value) any {
+			ebiten.SetFPSMode(mode)
+			return nil
+		}))
+	}
 	var f js.Func
 	f = js.FuncOf(func(js.Value, []js.Value) any {
 		a.win.Call("requestAnimationFrame", f)
