@@ -54,6 +54,7 @@ type App struct {
 	drawnGen  int
 	figs      play.Figures
 	rates     []play.RatePoint
+	oldRates  []play.RatePoint // the points last shown: dimmed, they hold the chart's place while a change's are computed (the side panel does not jump)
 	bgPending bool
 	figGen    int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
@@ -248,7 +249,7 @@ func (a *App) workSoon() {
 
 // ui is the state the panels render.
 func (a *App) ui() *uiState {
-	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates,
+	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates, oldRates: a.oldRates,
 		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
 		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed,
 		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask, split: &a.split,

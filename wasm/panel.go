@@ -58,6 +58,7 @@ type uiState struct {
 	simErr   string
 	figs     play.Figures
 	rates    []play.RatePoint
+	oldRates []play.RatePoint // earlier settings' points, shown dimmed while rates are computed
 	overlays [2]*play.Overlay
 	notes    []string
 	info     string // the preset's or the last upload's description

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"servelab/wasm/play"
 )
 
 // figuresPanel is the figures table, the latency-vs-rate chart, the
@@ -67,13 +69,6 @@ func (figuresPanel) render(p *page, u *uiState) {
 	if f.Goodput >= 0 {
 		sum += " " + u.trf("fig.summary.goodput", f.Goodput)
 	}
-	if len(u.rates) > 0 {
-		var pts []string
-		for _, r := range u.rates {
-			pts = append(pts, fmt.Sprintf("%g %s: %s / %s", r.Rate, u.tr("unit.req/s"), ms(r.TTFTP90), ms(r.TPOTP90)))
-		}
-		sum += " " + u.tr("fig.summary.rates") + " " + strings.Join(pts, "; ") + "."
-	}
 	if f.Truncated {
 		sum += " " + u.tr("fig.summary.cut")
 	}
@@ -81,33 +76,42 @@ func (figuresPanel) render(p *page, u *uiState) {
 	p.setHTML("rate-chart", ratesHTML(u))
 }
 
-// ratesHTML is the latency-vs-rate view: an SVG with a text table.
+// ratesHTML is the latency-vs-rate view: an SVG with a text table. While
+// a change's points are computed, the last points shown stand in its
+// place, dimmed and captioned as computing.
 func ratesHTML(u *uiState) string {
 	if u.st.Workload == "lab" {
 		return `<p class="small">` + html.EscapeString(u.tr("rates.lab")) + `</p>`
 	}
-	if len(u.rates) == 0 {
-		msg := u.tr("rates.computing")
-		if u.figs.GoodputNote != "" {
-			msg = u.tr("rates.none") + " " + u.tr(u.figs.GoodputNote)
-		}
-		return `<p class="small">` + html.EscapeString(msg) + `</p>`
+	switch {
+	case len(u.rates) > 0:
+		return ratesChart(u, u.rates, u.st.F("rate"), u.tr("rates.caption"))
+	case u.figs.GoodputNote != "":
+		return `<p class="small">` + html.EscapeString(u.tr("rates.none")+" "+u.tr(u.figs.GoodputNote)) + `</p>`
+	case len(u.oldRates) > 0:
+		return `<div class="stale">` + ratesChart(u, u.oldRates, 0, u.tr("rates.computing")) + `</div>`
 	}
+	return `<p class="small">` + html.EscapeString(u.tr("rates.computing")) + `</p>`
+}
+
+// ratesChart is the chart of rates (with a dotted line at cur when cur > 0)
+// and its table under caption.
+func ratesChart(u *uiState, rates []play.RatePoint, cur float64, caption string) string {
 	series := []curve{
 		{"ttft", u.tr("rates.ttft"), nil},
 		{"tpot", u.tr("rates.tpot"), nil},
 	}
-	for _, r := range u.rates {
+	for _, r := range rates {
 		series[0].pts = append(series[0].pts, [2]float64{r.Rate, r.TTFTP90})
 		series[1].pts = append(series[1].pts, [2]float64{r.Rate, r.TPOTP90})
 	}
 	var sb strings.Builder
-	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, u.st.F("rate"), u.tr("unit.req/s"), u.tr("fig.log")))
+	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, cur, u.tr("unit.req/s"), u.tr("fig.log")))
 	fmt.Fprintf(&sb, `<p class="small"><span class="k-ttft">━ %s</span> · <span class="k-tpot">╍ %s</span> · %s</p>`,
 		html.EscapeString(u.tr("rates.ttft")), html.EscapeString(u.tr("rates.tpot")), html.EscapeString(u.tr("rates.current")))
 	fmt.Fprintf(&sb, `<table class="small"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
-		html.EscapeString(u.tr("rates.caption")), u.tr("unit.req/s"), u.tr("rates.col.ttft"), u.tr("rates.col.tpot"), u.tr("rates.col.slo"))
-	for _, r := range u.rates {
+		html.EscapeString(caption), u.tr("unit.req/s"), u.tr("rates.col.ttft"), u.tr("rates.col.tpot"), u.tr("rates.col.slo"))
+	for _, r := range rates {
 		fmt.Fprintf(&sb, `<tr><td>%g</td><td>%s</td><td>%s</td><td>%.0f%%</td></tr>`, r.Rate, ms(r.TTFTP90), ms(r.TPOTP90), r.Attainment*100)
 	}
 	sb.WriteString(`</table>`)

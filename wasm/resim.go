@@ -168,6 +168,9 @@ func (a *App) landResim(rs *resim) {
 		a.figs = a.run.Figures()
 	}
 	a.figGen++
+	if a.rates != nil {
+		a.oldRates = a.rates
+	}
 	a.rates = nil
 	if a.lec != nil {
 		a.lec.settingsChanged(a.state)

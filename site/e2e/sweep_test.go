@@ -41,3 +41,43 @@ func TestSweepPointsAreThePagesRuns(t *testing.T) {
 	waitFor(t, ctx2, `servelab.figures().completed === 1500`, "the run at 6 req/s")
 	same("the point at 6 req/s", point(6), eval[map[string]any](t, ctx2, `servelab.figures()`))
 }
+
+// While a rate change's latency-vs-rate points are computed, the chart
+// of the last points holds its place, dimmed: the side panel below it does
+// not jump up and back at every slider move.
+func TestRateChartHoldsItsPlaceWhileComputing(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, serve(t)+"?preset=demo2&rate=12")
+	waitFor(t, ctx, `(servelab.figures().latency_vs_rate || []).length > 0`, "the latency-vs-rate points")
+	// Every state the chart passes through, from the change until the new
+	// points are shown: its height and whether it is the dimmed old chart.
+	h0 := eval[float64](t, ctx, `(() => {
+		const el = document.getElementById("rate-chart");
+		window.__chart = [];
+		new MutationObserver(() => window.__chart.push({h: el.getBoundingClientRect().height, stale: !!el.querySelector(".stale svg")}))
+			.observe(el, {childList: true, subtree: true});
+		return el.getBoundingClientRect().height;
+	})()`)
+	eval[string](t, ctx, `window.__before = JSON.stringify(servelab.figures().latency_vs_rate)`)
+	setRange(t, ctx, "rate", 14)
+	waitFor(t, ctx, `(servelab.figures().latency_vs_rate || []).length > 0 && JSON.stringify(servelab.figures().latency_vs_rate) !== window.__before`, "the new points")
+	type state struct {
+		H     float64 `json:"h"`
+		Stale bool    `json:"stale"`
+	}
+	states := eval[[]state](t, ctx, `window.__chart`)
+	sawStale := false
+	for _, s := range states {
+		sawStale = sawStale || s.Stale
+		if s.H < 0.8*h0 {
+			t.Errorf("the chart shrank to %.0f px (from %.0f) while computing: states %v", s.H, h0, states)
+			break
+		}
+	}
+	if !sawStale {
+		t.Errorf("the old chart was never shown dimmed while the new points were computed: states %v", states)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#rate-chart .stale").length`); n != 0 {
+		t.Errorf("%d dimmed charts left once the new points are shown", n)
+	}
+}

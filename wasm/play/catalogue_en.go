@@ -214,7 +214,6 @@ var catalogueEN = map[string]string{
 	"fig.summary":         "%s, %s. P90 TTFT %s ms, P90 TPOT %s ms, P99 ITL %s ms, worst gap %s ms. %d of %d requests completed; %.1f%% met the SLOs.",
 	"fig.summary.lab":     "Lab: worst gap %s ms at %+.2f s from injection, spike ratio %.1f×, long TTFT %s ms.",
 	"fig.summary.goodput": "Goodput at 90%% SLO attainment: %.2f req/s.",
-	"fig.summary.rates":   "Latency vs rate (P90 TTFT / TPOT, ms):",
 	"fig.summary.cut":     "The run was cut short.",
 	"note.closedloop":     "n/a (closed loop)",
 	"note.cut":            "n/a (run cut short)",

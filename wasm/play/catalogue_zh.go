@@ -208,7 +208,6 @@ var catalogueZH = map[string]string{
 	"fig.summary":         "%s，%s。P90 TTFT %s 毫秒，P90 TPOT %s 毫秒，P99 ITL %s 毫秒，最大间隔 %s 毫秒。%d / %d 个请求完成；%.1f%% 满足 SLO。",
 	"fig.summary.lab":     "实验：最大间隔 %s 毫秒，在注入后 %+.2f 秒，尖峰比 %.1f×，长提示 TTFT %s 毫秒。",
 	"fig.summary.goodput": "90%% SLO 达成率下的 goodput：%.2f 请求/秒。",
-	"fig.summary.rates":   "延迟随速率（P90 TTFT / TPOT，毫秒）：",
 	"fig.summary.cut":     "这次运行被截断了。",
 	"note.closedloop":     "不适用（闭环）",
 	"note.cut":            "不适用（运行被截断）",
