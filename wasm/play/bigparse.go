@@ -104,6 +104,10 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 		return nil, err
 	}
 	o.Gaps = gaps
+	pace := Paced(yield) // the gaps' index for the redraws, in slices too
+	if err := o.indexGaps(func() error { return pace(1) }); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -147,6 +151,10 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 	}
 	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: gaps, Runs: len(res.Runs), VLLM: res.VLLM}
 	o.setFigures(figs)
+	pace := Paced(yield) // the gaps' index for the redraws, in slices too
+	if err := o.indexGaps(func() error { return pace(1) }); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
