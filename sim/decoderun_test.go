@@ -127,8 +127,10 @@ func fastPathCases(t testing.TB) []struct {
 		step StepModel
 	}{{"vllm", refined}, {"window", windowed}} {
 		for _, p := range policies[:3] {
-			cases = append(cases, tc{p.Name() + "/" + st.name, Config{Step: st.step, Policy: p, Limits: limits[2]},
-				poisson(300, 40, Uniform(1, 700), LogNormal(4, 1, 1, 400), 7)})
+			for _, l := range []Limits{limits[2], {}} { // (without preemption a run may settle its batch lazily)
+				cases = append(cases, tc{p.Name() + "/" + st.name, Config{Step: st.step, Policy: p, Limits: l},
+					poisson(300, 40, Uniform(1, 700), LogNormal(4, 1, 1, 400), 7)})
+			}
 		}
 	}
 	// Requests out of order and at the same instant, one with output 1.

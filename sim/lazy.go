@@ -39,10 +39,13 @@ type peak struct {
 }
 
 // allowLazy lets this run settle its batch lazily when it can: the caller
-// reads no items, token times or online state until the run ends.
+// reads no items, token times or online state until the run ends. A
+// sliding window prices each decode by its sequence's own KV length, which
+// lazy mode does not keep up to date.
 func (e *Engine) allowLazy() {
 	l := e.cfg.Limits
-	e.lz.ok = e.noItems && !e.cfg.RecordTokens && !e.cfg.Trace && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy()
+	e.lz.ok = e.noItems && !e.cfg.RecordTokens && !e.cfg.Trace && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() &&
+		e.cfg.Step.Model.SlidingWindow == 0
 }
 
 // lazyEnter starts lazy mode with every running sequence settled.
