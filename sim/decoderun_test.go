@@ -606,3 +606,114 @@ func TestTracedGapsAreTokenTimes(t *testing.T) {
 		}
 	}
 }
+
+// lazyTracedRun is plainRun with the running batch settled lazily
+// (SettleLazily), as the page's traced runs are driven; its gaps are read
+// before its results, as the page reads them.
+func lazyTracedRun(t testing.TB, cfg Config, reqs []Request) (*Outcome, int) {
+	t.Helper()
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SettleLazily()
+	for _, r := range reqs {
+		_ = e.Submit(r)
+	}
+	out := &Outcome{}
+	lazy := 0
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		if e.lz.on && it.Decodes > 0 {
+			lazy++
+		}
+		out.record(it, cfg.Trace)
+	}
+	gaps := slices.Clone(e.Gaps())
+	out.finish(e)
+	out.Gaps = gaps
+	return out, lazy
+}
+
+// A traced run whose batch is settled lazily gives the trace and results
+// of the same run step by step: every iteration with its items and largest
+// gap, every result, the gap counts; and most steps of a decode-heavy run
+// are lazy ones.
+func TestSettleLazilyIsThePlainTrace(t *testing.T) {
+	lazySteps, steps := 0, 0
+	for _, c := range fastPathCases(t) {
+		cfg := c.cfg
+		cfg.Trace, cfg.CountGaps = true, true
+		plain := plainRun(t, cfg, c.reqs)
+		lazy, n := lazyTracedRun(t, cfg, c.reqs)
+		lazySteps, steps = lazySteps+n, steps+plain.Steps
+		if !reflect.DeepEqual(lazy.Iterations, plain.Iterations) {
+			for k := range min(len(lazy.Iterations), len(plain.Iterations)) {
+				if !reflect.DeepEqual(lazy.Iterations[k], plain.Iterations[k]) {
+					t.Fatalf("%s: step %d differs:\n lazy %+v\nplain %+v", c.name, k, lazy.Iterations[k], plain.Iterations[k])
+				}
+			}
+			t.Fatalf("%s: %d steps lazily, %d plain", c.name, len(lazy.Iterations), len(plain.Iterations))
+		}
+		if !reflect.DeepEqual(lazy.Results, plain.Results) || lazy.End != plain.End || lazy.Truncated != plain.Truncated {
+			t.Fatalf("%s: results differ", c.name)
+		}
+		if !reflect.DeepEqual(mergedGaps(lazy.Gaps), mergedGaps(plain.Gaps)) {
+			t.Fatalf("%s: gap counts differ", c.name)
+		}
+	}
+	if lazySteps < steps/3 {
+		t.Errorf("only %d of %d steps were settled lazily", lazySteps, steps)
+	}
+	t.Logf("%d of %d steps settled lazily", lazySteps, steps)
+}
+
+// A request cancelled while the batch is settled lazily leaves the run as
+// it leaves the same run step by step.
+func TestCancelWhileSettledLazily(t *testing.T) {
+	reqs, err := PoissonLengths(300, 20, Uniform(1, 700), LogNormal(4, 1, 1, 400), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Step: lectureStep(t), Policy: PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, Trace: true, CountGaps: true}
+	run := func(lazy bool) (*Outcome, int) {
+		e, err := NewEngine(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy {
+			e.SettleLazily()
+		}
+		for _, r := range reqs {
+			_ = e.Submit(r)
+		}
+		out, cancelledLazily := &Outcome{}, 0
+		for k := 0; ; k++ {
+			it, ok := e.Step()
+			if !ok {
+				break
+			}
+			out.record(it, true)
+			if k%97 == 50 && len(e.running) > 2 {
+				if e.lz.on {
+					cancelledLazily++
+				}
+				e.Cancel(e.running[1].Req.ID)
+			}
+		}
+		out.finish(e)
+		return out, cancelledLazily
+	}
+	plain, _ := run(false)
+	lazy, n := run(true)
+	if n == 0 {
+		t.Fatal("no request was cancelled in lazy mode")
+	}
+	if !reflect.DeepEqual(lazy.Iterations, plain.Iterations) || !reflect.DeepEqual(lazy.Results, plain.Results) ||
+		!reflect.DeepEqual(mergedGaps(lazy.Gaps), mergedGaps(plain.Gaps)) {
+		t.Fatalf("cancelling %d requests in lazy mode changed the run", n)
+	}
+}

@@ -322,6 +322,9 @@ func (e *Engine) release(s *Seq) {
 // cache. It reports false when no unfinished request has that ID. Call it
 // between Steps.
 func (e *Engine) Cancel(id int) bool {
+	if e.lz.on {
+		e.lazyLeave() // the batch's counts must be exact to take one out (the next whole step goes lazy again)
+	}
 	remove := func(list []*Seq) ([]*Seq, *Seq) {
 		for i, s := range list {
 			if s.Req.ID == id {
@@ -507,6 +510,8 @@ func (e *Engine) Step() (*Iteration, bool) {
 func (e *Engine) execute() *Iteration {
 	it := &e.it
 	it.Items, it.MaxGap = it.Items[:0], 0
+	sameItems := e.lz.items && e.lz.fresh == 0 // (see lazyItems)
+	e.lz.items = false
 	if e.cfg.Trace && e.cfg.Limits.KVBlocks > 0 {
 		it.KVBlocks = e.cfg.Limits.KVBlocks - e.freeKV
 	}
@@ -557,7 +562,13 @@ func (e *Engine) execute() *Iteration {
 
 	e.done = 0
 	if e.lz.on && len(decodes) > 0 {
+		if !e.noItems {
+			it.MaxGap = e.lazyGap(end)
+		}
 		e.done = e.lazyDecode(len(decodes), end) // the whole batch: nobody is touched but who finishes
+		if !e.noItems {
+			e.lazyItems(it, sameItems && e.done == 0)
+		}
 	} else {
 		e.decodeAll(decodes, end, it)
 	}

@@ -30,6 +30,10 @@ type lazyState struct {
 	due   []*Seq    // by the decode step at which each finishes: a queue while joins come in that order, else a min-heap
 	head  int       // queue: the first still due
 	heap  bool
+	// items: the iteration's items begin with the last lazy step's decode
+	// items, none finished (a traced run's next such step of the same batch
+	// reuses them)
+	items bool
 }
 
 // peak is a gap between decode steps i-1 and i that no later gap exceeds.
@@ -46,6 +50,58 @@ func (e *Engine) allowLazy() {
 	l := e.cfg.Limits
 	e.lz.ok = e.noItems && !e.cfg.RecordTokens && !e.cfg.Trace && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() &&
 		e.cfg.Step.Model.SlidingWindow == 0
+}
+
+// SettleLazily lets a traced run that is stepped by a driver settle its
+// running batch lazily when it can (as a whole run without a trace does):
+// call it before the first Step when the driver reads, between steps, only
+// the iterations Step returns (their items and largest gap are exact), and
+// each sequence's state (results, gap counts) only through Results and
+// Gaps. The page's traced runs and their lab loop are such drivers; an
+// online server, which streams each request's tokens as they come, is not.
+func (e *Engine) SettleLazily() {
+	l := e.cfg.Limits
+	e.lz.ok = e.role == Colocated && !e.cfg.RecordTokens && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() &&
+		e.cfg.Step.Model.SlidingWindow == 0
+}
+
+// lazyItems writes a lazy decode step's items, one per running sequence in
+// the batch's order (decodeAll's), into it, each Done if it finished at
+// this step (settled, so its count is exact; the others' stale counts are
+// below their outputs anyway). When same, the batch is the last lazy
+// step's and nobody finished: its items, still at the front of it.Items,
+// are this step's.
+func (e *Engine) lazyItems(it *Iteration, same bool) {
+	n := len(e.running)
+	if same && cap(it.Items) >= n+len(e.plan.Chunks) {
+		it.Items = it.Items[:n]
+	} else {
+		items := slices.Grow(it.Items[:0], n+len(e.plan.Chunks))[:n]
+		for k, s := range e.running {
+			items[k] = Item{ID: s.Req.ID, Tokens: 1, Emit: true, Done: s.generated >= s.Req.Output}
+		}
+		it.Items = items
+	}
+	e.lz.items = e.done == 0
+}
+
+// lazyGap is the largest gap before the tokens a lazy decode step ending at
+// end gives its batch (decodeAll's Iteration.MaxGap): the step since the
+// last one for the sequences in both, and their own for those that joined
+// since (the batch's last fresh ones, settled as they joined). Call it
+// before lazyDecode, which starts a new count of the fresh.
+func (e *Engine) lazyGap(end float64) float64 {
+	z := &e.lz
+	top := 0.0
+	if k := len(z.ends); k > 0 && len(e.running) > z.fresh {
+		top = end - z.ends[k-1]
+	}
+	for _, s := range e.running[len(e.running)-min(z.fresh, len(e.running)):] {
+		if g := end - s.last; s.generated > 0 && g > top {
+			top = g
+		}
+	}
+	return top
 }
 
 // lazyEnter starts lazy mode with every running sequence settled.

@@ -43,7 +43,10 @@ func (r *Result) TPOT() float64 {
 
 // Gaps returns the inter-token gaps counted so far by value (with
 // Config.CountGaps); the engine goes on appending to it.
-func (e *Engine) Gaps() []GapCount { return e.gaps }
+func (e *Engine) Gaps() []GapCount {
+	e.settleAll() // (a lazily settled sequence counts its gaps when settled)
+	return e.gaps
+}
 
 // CountGapsInto has the engine count its gaps in buf's memory (a caller
 // running one engine after another reuses it); call it before the first step.

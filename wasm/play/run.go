@@ -182,6 +182,7 @@ func start(s State, tokens bool) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
+		l.Engine().SettleLazily() // the tracer reads only the steps, then the results
 		j.tr = r.newTracer(l.Engine(), l.Step, buf, idIndex{}, true)
 		j.horizon = w.Duration
 		j.finish = func() {
@@ -229,6 +230,7 @@ func start(s State, tokens bool) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
+		e.SettleLazily() // the tracer reads only the steps, then the results
 		for _, q := range reqs {
 			_ = e.Submit(q) // a rejection is recorded in the result
 			j.horizon = max(j.horizon, q.Arrival)
