@@ -43,14 +43,8 @@ type peak struct {
 }
 
 // allowLazy lets this run settle its batch lazily when it can: the caller
-// reads no items, token times or online state until the run ends. A
-// sliding window prices each decode by its sequence's own KV length, which
-// lazy mode does not keep up to date.
-func (e *Engine) allowLazy() {
-	l := e.cfg.Limits
-	e.lz.ok = e.noItems && !e.cfg.RecordTokens && !e.cfg.Trace && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() &&
-		e.cfg.Step.Model.SlidingWindow == 0
-}
+// reads no items, token times or online state until the run ends.
+func (e *Engine) allowLazy() { e.lz.ok = e.noItems && !e.cfg.Trace && e.lazyFits() }
 
 // SettleLazily lets a traced run that is stepped by a driver settle its
 // running batch lazily when it can (as a whole run without a trace does):
@@ -59,10 +53,15 @@ func (e *Engine) allowLazy() {
 // each sequence's state (results, gap counts) only through Results and
 // Gaps. The page's traced runs and their lab loop are such drivers; an
 // online server, which streams each request's tokens as they come, is not.
-func (e *Engine) SettleLazily() {
+func (e *Engine) SettleLazily() { e.lz.ok = e.role == Colocated && e.lazyFits() }
+
+// lazyFits is whether every decode step of the whole batch is one that
+// lazy mode can account for: no token times kept, no preemption, a shipped
+// policy, and no sliding window (a window prices each decode by its
+// sequence's own KV length, which lazy mode does not keep up to date).
+func (e *Engine) lazyFits() bool {
 	l := e.cfg.Limits
-	e.lz.ok = e.role == Colocated && !e.cfg.RecordTokens && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() &&
-		e.cfg.Step.Model.SlidingWindow == 0
+	return !e.cfg.RecordTokens && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() && e.cfg.Step.Model.SlidingWindow == 0
 }
 
 // lazyItems writes a lazy decode step's items, one per running sequence in
