@@ -384,8 +384,9 @@ func (t *tracer) advance(deadline, limit time.Time) bool {
 // end hands the trace and what was noted to the run.
 func (t *tracer) end() {
 	r, e, its, items, offs := t.r, t.e, t.its, t.items, t.offs
+	results := e.Results() // (each call makes the list anew)
 	t.x.gaps = e.Gaps()
-	t.x.done(len(e.Results()))
+	t.x.done(len(results))
 	for k := range its {
 		end := len(items)
 		if k+1 < len(offs) {
@@ -394,7 +395,7 @@ func (t *tracer) end() {
 		its[k].Items = items[offs[k]:end:end]
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
-	r.Results, r.End, r.Truncated = e.Results(), e.Now(), e.Busy() || t.cut
+	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
 	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals}
 	r.recycle = func() { pool = append(pool, r.buf) }
 }
@@ -780,34 +781,35 @@ type idIndex struct {
 }
 
 func newIDIndexReqs(reqs []sim.Request) idIndex {
-	rs := make([]sim.Result, len(reqs))
-	for i, q := range reqs {
-		rs[i].ID = q.ID
-	}
-	return newIDIndex(rs)
+	return newIDIndexOf(len(reqs), reqs != nil, func(i int) int { return reqs[i].ID })
 }
 
 func newIDIndex(rs []sim.Result) idIndex {
+	return newIDIndexOf(len(rs), rs != nil, func(i int) int { return rs[i].ID })
+}
+
+// newIDIndexOf indexes the n IDs id(0..n-1) by position (set: the list is not nil; a nil list gets an empty map).
+func newIDIndexOf(n int, set bool, id func(i int) int) idIndex {
 	maxID := 0
-	for i := range rs {
-		maxID = max(maxID, rs[i].ID)
+	for i := range n {
+		maxID = max(maxID, id(i))
 	}
 	var x idIndex
-	if maxID < 4*len(rs)+16 && rs != nil {
+	if maxID < 4*n+16 && set {
 		x.dense = make([]int32, maxID+1)
 		for i := range x.dense {
 			x.dense[i] = -1
 		}
-		for i := range rs {
-			if rs[i].ID >= 0 {
-				x.dense[rs[i].ID] = int32(i)
+		for i := range n {
+			if id(i) >= 0 {
+				x.dense[id(i)] = int32(i)
 			}
 		}
 		return x
 	}
-	x.m = make(map[int]int, len(rs))
-	for i := range rs {
-		x.m[rs[i].ID] = i
+	x.m = make(map[int]int, n)
+	for i := range n {
+		x.m[id(i)] = i
 	}
 	return x
 }
