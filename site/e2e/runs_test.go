@@ -242,10 +242,43 @@ func TestProjectorKeepsTheStepOnScreen(t *testing.T) {
 			t.Errorf("%dx%d projector: step explanation at y=%.0f..%.0f, canvas %.0f..%.0f: want it on the first screen beside or over the canvas",
 				sz[0], sz[1], box["top"], box["bottom"], box["vtop"], box["vbottom"])
 		}
+		coverShown(t, ctx, fmt.Sprintf("%dx%d projector", sz[0], sz[1]))
 		if sp := eval[string](t, ctx, `document.getElementById("speed").value`); sp != "5" {
 			t.Errorf("speed %q from ?speed=5", sp)
 		}
 		waitFor(t, ctx, `location.search.includes("proj=1") && location.search.includes("speed=5")`, "projector mode and speed in the URL")
+	}
+}
+
+// TestProjectorStepCoversNoControl: in projector mode the step explanation
+// over the canvas covers none of the toolbar's controls, however the toolbar
+// wraps (at 1280x720 it covered Zoom − and Fit), on a phone too.
+func TestProjectorStepCoversNoControl(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {390, 844}} {
+		viewport(t, ctx, sz[0], sz[1])
+		for _, q := range []string{"preset=demo1&proj=1&sel=3", "preset=compare-chunking&proj=1&sel=40&lang=zh"} {
+			open(t, ctx, base+"?"+q)
+			waitFor(t, ctx, `servelab.status().projector && document.getElementById("step-info").textContent.includes("ms")`, "projector mode with a step explained")
+			coverShown(t, ctx, fmt.Sprintf("%dx%d %s", sz[0], sz[1], q))
+		}
+	}
+}
+
+// coverShown fails when the step explanation overlaps a control of the
+// playback toolbar.
+func coverShown(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	hit := eval[[]string](t, ctx, `(() => {
+		const s = document.getElementById("step-info").getBoundingClientRect();
+		return [...document.querySelectorAll(".playback button, .playback select, .playback input")].filter(e => {
+			const r = e.getBoundingClientRect();
+			return r.width > 0 && r.left < s.right && r.right > s.left && r.top < s.bottom && r.bottom > s.top;
+		}).map(e => e.id);
+	})()`)
+	if len(hit) > 0 {
+		t.Errorf("%s: the step explanation covers %v", what, hit)
 	}
 }
 
