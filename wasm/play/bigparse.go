@@ -104,11 +104,7 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 		return nil, err
 	}
 	o.Gaps = gaps
-	pace := Paced(yield) // the gaps' index for the redraws, in slices too
-	if err := o.indexGaps(func() error { return pace(1) }); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return withIndex(o, yield)
 }
 
 // labKeys are the keys of a lab JSON (run.py's and servelab measure's).
@@ -151,7 +147,13 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 	}
 	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: gaps, Runs: len(res.Runs), VLLM: res.VLLM}
 	o.setFigures(figs)
-	pace := Paced(yield) // the gaps' index for the redraws, in slices too
+	return withIndex(o, yield)
+}
+
+// withIndex is o with its gaps' index (for the redraws) made in yield's
+// slices too: the first redraw after the file lands would make it at once.
+func withIndex(o *Overlay, yield func(float64) error) (*Overlay, error) {
+	pace := Paced(yield)
 	if err := o.indexGaps(func() error { return pace(1) }); err != nil {
 		return nil, err
 	}
