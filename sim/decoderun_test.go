@@ -14,25 +14,49 @@ import (
 
 // plainRun is Run without its fast path: one Step per iteration.
 func plainRun(t testing.TB, cfg Config, reqs []Request) *Outcome {
+	out, _ := steppedRun(t, cfg, reqs, false)
+	return out
+}
+
+// lazyTracedRun is plainRun with the running batch settled lazily
+// (SettleLazily), as the page's traced runs are driven; it reports how many
+// decode steps were settled lazily.
+func lazyTracedRun(t testing.TB, cfg Config, reqs []Request) (*Outcome, int) {
+	return steppedRun(t, cfg, reqs, true)
+}
+
+// steppedRun drives an engine one Step at a time (lazily settled when
+// lazy), reading its gaps before its results, as the page reads them.
+func steppedRun(t testing.TB, cfg Config, reqs []Request, lazy bool) (*Outcome, int) {
 	t.Helper()
 	e, err := NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.noItems = !cfg.Trace
+	if lazy {
+		e.SettleLazily()
+	}
 	for _, r := range reqs {
 		_ = e.Submit(r)
 	}
-	out := &Outcome{}
+	out, lazySteps := &Outcome{}, 0
 	for {
 		it, ok := e.Step()
 		if !ok {
 			break
 		}
+		if e.lz.on && it.Decodes > 0 {
+			lazySteps++
+		}
 		out.record(it, cfg.Trace)
 	}
+	gaps := slices.Clone(e.Gaps())
 	out.finish(e)
-	return out
+	if cfg.CountGaps {
+		out.Gaps = gaps
+	}
+	return out, lazySteps
 }
 
 // unknownPolicy hides a shipped policy's type, so the engine treats it as
@@ -605,37 +629,6 @@ func TestTracedGapsAreTokenTimes(t *testing.T) {
 			t.Fatalf("%s: no step has a gap", c.name)
 		}
 	}
-}
-
-// lazyTracedRun is plainRun with the running batch settled lazily
-// (SettleLazily), as the page's traced runs are driven; its gaps are read
-// before its results, as the page reads them.
-func lazyTracedRun(t testing.TB, cfg Config, reqs []Request) (*Outcome, int) {
-	t.Helper()
-	e, err := NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.SettleLazily()
-	for _, r := range reqs {
-		_ = e.Submit(r)
-	}
-	out := &Outcome{}
-	lazy := 0
-	for {
-		it, ok := e.Step()
-		if !ok {
-			break
-		}
-		if e.lz.on && it.Decodes > 0 {
-			lazy++
-		}
-		out.record(it, cfg.Trace)
-	}
-	gaps := slices.Clone(e.Gaps())
-	out.finish(e)
-	out.Gaps = gaps
-	return out, lazy
 }
 
 // A traced run whose batch is settled lazily gives the trace and results

@@ -780,22 +780,24 @@ type idIndex struct {
 	m     map[int]int
 }
 
+// newIDIndexReqs indexes the requests' IDs by position.
 func newIDIndexReqs(reqs []sim.Request) idIndex {
-	return newIDIndexOf(len(reqs), reqs != nil, func(i int) int { return reqs[i].ID })
+	return newIDIndexOf(len(reqs), func(i int) int { return reqs[i].ID })
 }
 
+// newIDIndex indexes the results' IDs by position.
 func newIDIndex(rs []sim.Result) idIndex {
-	return newIDIndexOf(len(rs), rs != nil, func(i int) int { return rs[i].ID })
+	return newIDIndexOf(len(rs), func(i int) int { return rs[i].ID })
 }
 
-// newIDIndexOf indexes the n IDs id(0..n-1) by position (set: the list is not nil; a nil list gets an empty map).
-func newIDIndexOf(n int, set bool, id func(i int) int) idIndex {
+// newIDIndexOf indexes the n IDs id(0..n-1) by position.
+func newIDIndexOf(n int, id func(i int) int) idIndex {
 	maxID := 0
 	for i := range n {
 		maxID = max(maxID, id(i))
 	}
 	var x idIndex
-	if maxID < 4*n+16 && set {
+	if maxID < 4*n+16 {
 		x.dense = make([]int32, maxID+1)
 		for i := range x.dense {
 			x.dense[i] = -1
