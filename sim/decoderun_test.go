@@ -258,6 +258,42 @@ func TestGapPercentilesMatchPercentile(t *testing.T) {
 	}
 }
 
+// The percentiles with NaN gaps among them (sorted first, as Percentile
+// sorts them), several ranks on one value, and the sorting fallback of a
+// selection whose pivots keep failing.
+func TestGapPercentilesWithNaNsAndTheFallback(t *testing.T) {
+	for _, nanN := range []int{0, 1, 40, 400, 5000} {
+		counts := []GapCount{{Gap: math.NaN(), N: nanN}}
+		all := slices.Repeat([]float64{math.NaN()}, nanN)
+		for i := range 900 {
+			g := GapCount{Gap: float64((i*104729)%613) / 7, N: 1 + i%4}
+			counts = append(counts, g)
+			for range g.N {
+				all = append(all, g.Gap)
+			}
+		}
+		sorted := slices.Clone(all)
+		want := [3]float64{Percentile(sorted, 50), Percentile(sorted, 90), Percentile(sorted, 99)}
+		p50, p90, p99, _ := GapPercentiles(slices.Clone(counts))
+		if got := [3]float64{p50, p90, p99}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%d NaNs: %v, Percentile gives %v", nanN, got, want)
+		}
+		// The fallback alone, on the numbers.
+		nums := slices.DeleteFunc(slices.Clone(counts), func(c GapCount) bool { return c.Gap != c.Gap })
+		total := len(all) - nanN
+		rs := []int{0, rank(total, 50), rank(total, 50), rank(total, 99), total - 1}
+		wantR := make([]float64, len(rs))
+		for i, r := range rs {
+			wantR[i] = sorted[nanN+r]
+		}
+		vs := make([]float64, len(rs))
+		selectRanks(nums, slices.Clone(rs), vs, 64)
+		if !slices.Equal(vs, wantR) {
+			t.Errorf("sorting fallback: ranks %v give %v, want %v", rs, vs, wantR)
+		}
+	}
+}
+
 func TestPercentiles3MatchPercentile(t *testing.T) {
 	for n := 0; n < 300; n += 7 {
 		xs := make([]float64, n)

@@ -41,57 +41,73 @@ func GapPercentiles(counts []GapCount) (p50, p90, p99, top float64) {
 	if k == 0 {
 		top = math.NaN() // all NaN: the last of the sorted gaps is one
 	}
-	at := func(r int) float64 {
-		if r < nans {
-			return math.NaN()
-		}
-		return weightedSelect(counts[:k], r-nans)
+	ranks := [3]int{rank(total, 50), rank(total, 90), rank(total, 99)} // ascending
+	var ps [3]float64
+	lo := 0 // the ranks among the NaNs, sorted first
+	for lo < len(ranks) && ranks[lo] < nans {
+		ps[lo] = math.NaN()
+		lo++
 	}
-	return at(rank(total, 50)), at(rank(total, 90)), at(rank(total, 99)), top
+	for i := lo; i < len(ranks); i++ {
+		ranks[i] -= nans
+	}
+	selectRanks(counts[:k], ranks[lo:], ps[lo:], 0)
+	return ps[0], ps[1], ps[2], top
 }
 
-// weightedSelect is the value of rank r (from 0) in the multiset cs, found
-// by three-way partitioning (quickselect on the values, skipping by their
-// counts); it reorders cs and falls back to sorting if pivots keep failing.
-func weightedSelect(cs []GapCount, r int) float64 {
-	for rounds := 0; ; rounds++ {
-		if rounds == 64 {
-			slices.SortFunc(cs, func(a, b GapCount) int { return cmp.Compare(a.Gap, b.Gap) })
-			for _, c := range cs {
-				if r < c.N {
-					return c.Gap
-				}
-				r -= c.N
-			}
-		}
-		pivot := cs[len(cs)/2].Gap
-		lt, i, gt := 0, 0, len(cs)
-		below, equal := 0, 0
-		for i < gt {
-			switch g := cs[i].Gap; {
-			case g < pivot:
-				below += cs[i].N
-				cs[lt], cs[i] = cs[i], cs[lt]
-				lt++
-				i++
-			case g > pivot:
-				gt--
-				cs[gt], cs[i] = cs[i], cs[gt]
-			default:
-				equal += cs[i].N
+// selectRanks sets vs[i] to the value of rank rs[i] (from 0; rs ascending)
+// in the multiset cs: a quickselect on the values, skipping by their
+// counts, that partitions once for all the ranks and follows each side
+// that holds some. It reorders cs and rs, and sorts a part whose pivots
+// keep failing.
+func selectRanks(cs []GapCount, rs []int, vs []float64, depth int) {
+	if len(rs) == 0 {
+		return
+	}
+	if depth == 64 {
+		slices.SortFunc(cs, func(a, b GapCount) int { return cmp.Compare(a.Gap, b.Gap) })
+		at, i := 0, 0 // at: the rank of cs[i]'s first gap
+		for k, r := range rs {
+			for at+cs[i].N <= r {
+				at += cs[i].N
 				i++
 			}
+			vs[k] = cs[i].Gap
 		}
-		switch {
-		case r < below:
-			cs = cs[:lt]
-		case r < below+equal:
-			return pivot
+		return
+	}
+	pivot := cs[len(cs)/2].Gap
+	lt, i, gt := 0, 0, len(cs)
+	below, equal := 0, 0
+	for i < gt {
+		switch g := cs[i].Gap; {
+		case g < pivot:
+			below += cs[i].N
+			cs[lt], cs[i] = cs[i], cs[lt]
+			lt++
+			i++
+		case g > pivot:
+			gt--
+			cs[gt], cs[i] = cs[i], cs[gt]
 		default:
-			r -= below + equal
-			cs = cs[gt:]
+			equal += cs[i].N
+			i++
 		}
 	}
+	l := 0
+	for l < len(rs) && rs[l] < below {
+		l++
+	}
+	m := l
+	for m < len(rs) && rs[m] < below+equal {
+		vs[m] = pivot
+		m++
+	}
+	for k := m; k < len(rs); k++ {
+		rs[k] -= below + equal
+	}
+	selectRanks(cs[:lt], rs[:l], vs[:l], depth+1)
+	selectRanks(cs[gt:], rs[m:], vs[m:], depth+1)
 }
 
 // Summary is Summarize of the run's results, with the ITL figures taken from

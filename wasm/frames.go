@@ -56,10 +56,12 @@ func (a *App) tick() {
 	if !a.needSim && a.rs == nil {
 		a.pickBackground()
 	}
-	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond {
+	// The address bar waits for a frame that neither began nor landed a
+	// re-simulation (history.replaceState took 10-30 ms of a big one's).
+	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond && !a.simmed && !a.landed && a.rs == nil {
 		a.writeURL()
 	}
-	a.frameAt, a.simmed = time.Time{}, false
+	a.frameAt, a.simmed, a.landed = time.Time{}, false, false
 	if a.dirty || a.exportReq {
 		ebiten.ScheduleFrame()
 	}

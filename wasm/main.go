@@ -61,6 +61,7 @@ type App struct {
 	eventAt   time.Time // when the event being handled came (zero: none)
 	inFrame   bool      // a tick, an Update, a Draw or workNow is under way
 	simmed    bool      // a re-simulation began since the last tick
+	landed    bool      // a re-simulation landed since the last tick
 	soon      bool      // workNow is due (workSoon)
 	soonFn    js.Func
 	bgAt      time.Time

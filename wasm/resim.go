@@ -88,6 +88,13 @@ func (a *App) advanceResim() {
 	} else if rs.job != nil && time.Until(deadline) <= 0 {
 		return
 	}
+	if rs.slices == 0 && a.gen > 0 && rs.job != nil && rs.job.Long() {
+		// A run that cannot land in this frame starts in the next: this
+		// one shows what began it (a file laid over the timeline).
+		rs.slices++
+		a.showResimProgress(rs.job)
+		return
+	}
 	rs.slices++
 	for {
 		if j := rs.job; j != nil {
@@ -123,6 +130,7 @@ func (a *App) showResimProgress(j *play.Job) {
 // landResim shows the runs a re-simulation made and refreshes everything shown.
 func (a *App) landResim(rs *resim) {
 	a.gen++
+	a.landed = true
 	if a.gen == 1 {
 		a.mark("simulated")
 	}

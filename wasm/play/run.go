@@ -138,8 +138,18 @@ type Job struct {
 	spent  time.Duration
 	// horizon is the simulated time the run is expected to reach (Progress).
 	horizon float64
+	items   int // the trace items expected (0: not known)
+	stepped bool // the last step is made
+	ended   bool // the results are made (land is left)
 	done    bool
 }
+
+// longItems is the trace items from which a run takes more than a frame's
+// slice in the browser (about 150 ns an item).
+const longItems = 400_000
+
+// Long reports whether the run is known to need several frames' slices.
+func (j *Job) Long() bool { return j.items >= longItems }
 
 // Start begins the state's experiment; nothing is simulated until Advance
 // (except a disaggregated run, made whole here). It takes a spare set of
@@ -241,12 +251,9 @@ func start(s State, tokens bool) (*Job, error) {
 			identity = identity && q.ID == i
 			items += max(q.Output, 1)
 		}
+		j.items = items
 		buf := takeBuffers()
-		if n := min(items, MaxTraceItems+1); cap(buf.items) < n {
-			// One allocation for a big run's items, not a growing slice's
-			// copies of tens of MB, each a frame held (a 9000-request upload).
-			buf.items = make([]sim.Item, 0, n)
-		}
+		buf.reserve(min(items, MaxTraceItems+1), expectedSteps(step, j.horizon, items))
 		j.tr = r.newTracer(e, e.Step, buf, newIDIndexReqs(reqs), identity)
 	}
 	j.spent = time.Since(t0)
@@ -260,17 +267,29 @@ func (j *Job) Advance(budget time.Duration) bool {
 		return true
 	}
 	t0 := time.Now()
-	if j.tr.advance(t0.Add(budget), t0.Add(MaxSimTime-j.spent)) {
+	// A long run's ending gets slices of its own, one for its results and
+	// one for their percentiles (each tens of ms for thousands of requests).
+	if !j.stepped {
+		j.stepped = j.tr.advance(t0.Add(budget), t0.Add(MaxSimTime-j.spent))
+		if !j.stepped || j.Long() {
+			j.spent += time.Since(t0)
+			return false
+		}
+	}
+	if !j.ended {
 		j.tr.end()
 		if j.finish != nil {
 			j.finish()
 		}
-		j.spent += time.Since(t0)
-		j.land()
-		return true
+		j.ended = true
+		if j.Long() {
+			j.spent += time.Since(t0)
+			return false
+		}
 	}
 	j.spent += time.Since(t0)
-	return false
+	j.land()
+	return true
 }
 
 // land derives what the view reads from a finished run.
@@ -408,6 +427,38 @@ func takeBuffers() buffers {
 		buf, pool = pool[n-1], pool[:n-1]
 	}
 	return buf
+}
+
+// expectedSteps is about the most steps a run of the given items can take
+// whose requests arrive until horizon: an engine kept busy steps at most
+// once per its shortest step (one token at no context), plus a drain; never
+// more than one per item or the cut. A guess, not a bound (a backlog can
+// drain longer), that keeps a big run's trace from growing by copies.
+func expectedSteps(step sim.StepModel, horizon float64, items int) int {
+	n := min(items, MaxIterations+1)
+	if shortest := step.Decode(1, 1).Seconds; shortest > 0 && horizon/shortest < float64(n) {
+		n = min(n, int(horizon/shortest)+1024)
+	}
+	return n
+}
+
+// reserve makes room for items trace items and steps steps in one
+// allocation each: a slice grown by appends copies itself at each
+// doubling, and for a big run (a 9000-request upload, tens of MB) those
+// copies and their collections took most of the run's time and held frames.
+func (b *buffers) reserve(items, steps int) {
+	if cap(b.items) < items {
+		b.items = make([]sim.Item, 0, items)
+	}
+	if cap(b.its) < steps {
+		b.its = make([]sim.Iteration, 0, steps)
+	}
+	if cap(b.offs) < steps {
+		b.offs = make([]int, 0, steps)
+	}
+	if cap(b.itl) < steps {
+		b.itl = make([]GapAt, 0, steps)
+	}
 }
 
 // buffers are one traced run's arrays, for a later run to refill.
