@@ -138,7 +138,7 @@ type Job struct {
 	spent  time.Duration
 	// horizon is the simulated time the run is expected to reach (Progress).
 	horizon float64
-	items   int // the trace items expected (0: not known)
+	items   int  // the trace items expected (0: not known)
 	stepped bool // the last step is made
 	ended   bool // the results are made (land is left)
 	done    bool
