@@ -14,7 +14,7 @@ import (
 
 // plainRun is Run without its fast path: one Step per iteration.
 func plainRun(t testing.TB, cfg Config, reqs []Request) *Outcome {
-	out, _ := steppedRun(t, cfg, reqs, false)
+	out, _ := steppedRun(t, cfg, reqs, false, nil)
 	return out
 }
 
@@ -22,16 +22,20 @@ func plainRun(t testing.TB, cfg Config, reqs []Request) *Outcome {
 // (SettleLazily), as the page's traced runs are driven; it reports how many
 // decode steps were settled lazily.
 func lazyTracedRun(t testing.TB, cfg Config, reqs []Request) (*Outcome, int) {
-	return steppedRun(t, cfg, reqs, true)
+	return steppedRun(t, cfg, reqs, true, nil)
 }
 
 // steppedRun drives an engine one Step at a time (lazily settled when
-// lazy), reading its gaps before its results, as the page reads them.
-func steppedRun(t testing.TB, cfg Config, reqs []Request, lazy bool) (*Outcome, int) {
+// lazy, on mem's memory when mem is not nil), reading its gaps before its
+// results, as the page reads them.
+func steppedRun(t testing.TB, cfg Config, reqs []Request, lazy bool, mem *Scratch) (*Outcome, int) {
 	t.Helper()
 	e, err := NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mem != nil {
+		e.UseMemory(mem, len(reqs))
 	}
 	e.noItems = !cfg.Trace
 	if lazy {
@@ -670,15 +674,21 @@ func TestTracedGapsAreTokenTimes(t *testing.T) {
 // A traced run whose batch is settled lazily gives the trace and results
 // of the same run step by step: every iteration with its items and largest
 // gap, every result, the gap counts; and most steps of a decode-heavy run
-// are lazy ones.
+// are lazy ones. So does the run on memory that earlier runs used.
 func TestSettleLazilyIsThePlainTrace(t *testing.T) {
 	lazySteps, steps := 0, 0
+	mem := &Scratch{}
 	for _, c := range fastPathCases(t) {
 		cfg := c.cfg
 		cfg.Trace, cfg.CountGaps = true, true
 		plain := plainRun(t, cfg, c.reqs)
 		lazy, n := lazyTracedRun(t, cfg, c.reqs)
 		lazySteps, steps = lazySteps+n, steps+plain.Steps
+		// As the page runs: on memory the runs before it used (its results in it).
+		onMem, _ := steppedRun(t, cfg, c.reqs, true, mem)
+		if !reflect.DeepEqual(onMem.Results, plain.Results) || !reflect.DeepEqual(onMem.Iterations, plain.Iterations) {
+			t.Fatalf("%s: a run on reused memory differs", c.name)
+		}
 		if !reflect.DeepEqual(lazy.Iterations, plain.Iterations) {
 			for k := range min(len(lazy.Iterations), len(plain.Iterations)) {
 				if !reflect.DeepEqual(lazy.Iterations[k], plain.Iterations[k]) {

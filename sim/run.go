@@ -172,6 +172,12 @@ func (s *Scratch) clusterRuns() *clusterScratch {
 	return &s.cluster
 }
 
+// UseMemory runs a new engine on mem's memory, sized for n requests: its
+// sequences, queues and results (Results then returns a list in mem, valid
+// until mem serves another run). A caller running one engine after another
+// on the same memory allocates next to nothing. Call it before Submit.
+func (e *Engine) UseMemory(mem *Scratch, n int) { e.useScratch(mem.runScratch(), n) }
+
 // useScratch runs the engine on sc's memory, sized for n requests.
 func (e *Engine) useScratch(sc *scratch, n int) {
 	if cap(sc.seqs) < n {

@@ -241,6 +241,8 @@ func start(s State, tokens bool) (*Job, error) {
 			return nil, err
 		}
 		e.SettleLazily() // the tracer reads only the steps, then the results
+		buf := takeBuffers()
+		e.UseMemory(buf.mem, len(reqs)) // its sequences and results: the run's until recycled
 		for _, q := range reqs {
 			_ = e.Submit(q) // a rejection is recorded in the result
 			j.horizon = max(j.horizon, q.Arrival)
@@ -252,7 +254,6 @@ func start(s State, tokens bool) (*Job, error) {
 			items += max(q.Output, 1)
 		}
 		j.items = items
-		buf := takeBuffers()
 		buf.reserve(min(items, MaxTraceItems+1), expectedSteps(step, j.horizon, items))
 		j.tr = r.newTracer(e, e.Step, buf, newIDIndexReqs(reqs), identity)
 	}
@@ -335,7 +336,7 @@ func (j *Job) Abandon() {
 		return
 	}
 	t := j.tr
-	pool = append(pool, buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals})
+	pool = append(pool, buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals, mem: t.buf.mem})
 	j.tr, j.done = nil, true
 }
 
@@ -415,7 +416,7 @@ func (t *tracer) end() {
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
-	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals}
+	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
 	r.recycle = func() { pool = append(pool, r.buf) }
 }
 
@@ -425,6 +426,9 @@ func takeBuffers() buffers {
 	var buf buffers
 	if n := len(pool); n > 0 {
 		buf, pool = pool[n-1], pool[:n-1]
+	}
+	if buf.mem == nil {
+		buf.mem = &sim.Scratch{}
 	}
 	return buf
 }
@@ -469,6 +473,9 @@ type buffers struct {
 	itl      []GapAt
 	gaps     []sim.GapCount
 	arrivals []sim.Arrival // the lab's
+	// mem is the engine's own memory (sequences, queues, the results):
+	// the run's results live in it until the run is recycled.
+	mem *sim.Scratch
 }
 
 // lectureMemory is what the chapters' table jobs, run one at a time on the
