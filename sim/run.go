@@ -133,6 +133,12 @@ func (o *Outcome) finish(e *Engine) {
 // Run simulates reqs to completion: the whole-run driver of the engine.
 func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, nil) }
 
+// RunOn is Run on mem's memory (see Engine.UseMemory): the outcome's
+// results live in mem until it serves another run.
+func RunOn(cfg Config, reqs []Request, mem *Scratch) (*Outcome, error) {
+	return run(cfg, reqs, mem.runScratch())
+}
+
 // scratch is the memory one run of a search leaves to the next (a goodput
 // bisection runs one experiment after another): its sequences and results.
 // A run with scratch returns results in it, valid until the next such run.

@@ -754,7 +754,7 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
-		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Limits: lim}, reqs)
+		out, err := sim.RunOn(sim.Config{Step: step, Policy: pol, Limits: lim}, reqs, &sweepMem)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -762,6 +762,10 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	}
 	return sim.Summarize(rs), sim.Attainment(rs, runSLO(s)), nil
 }
+
+// sweepMem is the memory AttainmentAt's runs reuse, one after another (each
+// is read before the next starts; the page runs one at a time).
+var sweepMem sim.Scratch
 
 // Goodput is the state's goodput: the highest rate up to hi whose SLO
 // attainment reaches 90% in AttainmentAt's experiment, found by the CLI's
