@@ -404,7 +404,7 @@ func (t *tracer) advance(deadline, limit time.Time) bool {
 // end hands the trace and what was noted to the run.
 func (t *tracer) end() {
 	r, e, its, items, offs := t.r, t.e, t.its, t.items, t.offs
-	results := e.Results() // (each call makes the list anew)
+	results := e.Results() // (in the run's memory: call it once)
 	t.x.gaps = e.Gaps()
 	t.x.done(len(results))
 	for k := range its {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"servelab/sim"
 )
@@ -308,4 +309,40 @@ func TestSlicedJobIsWhole(t *testing.T) {
 		whole.Recycle()
 		got.Recycle()
 	}
+}
+
+// A long run (thousands of requests of hundreds of tokens) reserves its
+// trace at once and, given all the time it wants, still ends over three
+// slices: its last step, its results, their percentiles. It is the run
+// made at once.
+func TestLongJobEndsInSlicesOfItsOwn(t *testing.T) {
+	s := DefaultState()
+	s.Num["n"], s.Num["output"], s.Num["rate"] = 2000, 256, 8
+	whole, err := Simulate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.Long() {
+		t.Fatalf("a run of %d items is not long", j.items)
+	}
+	if c, n := cap(j.tr.its), len(whole.Rows[0].Iters); c < n || c > 2*n {
+		t.Errorf("%d steps reserved for a run of %d", c, n)
+	}
+	calls := 1
+	for !j.Advance(time.Hour) {
+		calls++
+	}
+	if calls != 3 {
+		t.Errorf("the long run landed after %d calls, want 3 (steps, results, percentiles)", calls)
+	}
+	got := j.Run()
+	if !reflect.DeepEqual(got.Rows[0].Iters, whole.Rows[0].Iters) || !reflect.DeepEqual(got.Results, whole.Results) || got.Summary != whole.Summary {
+		t.Error("the long run differs from the one made at once")
+	}
+	whole.Recycle()
+	got.Recycle()
 }
