@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
 	"testing"
+	"time"
 )
 
 // Budgets from the issue.
@@ -75,8 +77,7 @@ func BenchmarkBrowser(b *testing.B) {
 	}
 	// The first sweep runs while the browser still tiers up its compiler.
 	warm := costs[len(rates):]
-	sort.Float64s(warm)
-	p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
+	p50, p95 := quantiles(warm)
 	b.ReportMetric(p50, "ms-resim-p50")
 	b.ReportMetric(p95, "ms-resim-p95")
 	b.ReportMetric(firstFrame, "ms-first-frame")
@@ -107,9 +108,6 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	ctx := browser(b)
 	open(b, ctx, serve(b)+"?preset=compare-chunking")
 	waitFor(b, ctx, `servelab.figures().b && servelab.figures().b.submitted === 1500`, "both runs")
-	var costs []float64
-	var collected []bool // a garbage collection ran during the sample
-	var parts [][3]float64
 	var rates []float64
 	for r := 10.0; r <= 40; r += 2 {
 		rates = append(rates, r)
@@ -117,8 +115,13 @@ func BenchmarkBrowserCompare(b *testing.B) {
 	for r := 39.0; r >= 11; r -= 2 {
 		rates = append(rates, r)
 	}
-	for i := 0; i < 3; i++ {
+	var costs []float64
+	var collected []bool // a garbage collection ran during the sample
+	var parts [][3]float64
+	// sweep moves the rate through rates once, each change after a pause.
+	sweep := func(pause time.Duration) {
 		for _, r := range rates {
+			time.Sleep(pause)
 			before := eval[map[string]float64](b, ctx, `servelab.timings()`)
 			setRange(b, ctx, "rate", r)
 			waitFor(b, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d`, int(before["gen"])), "the redraw")
@@ -128,6 +131,8 @@ func BenchmarkBrowserCompare(b *testing.B) {
 			parts = append(parts, [3]float64{t["simMs"] - t["simMsB"], t["simMsB"], t["drawMs"]})
 		}
 	}
+	sweep(0) // while the browser tiers up its compiler: not counted
+	cpu := cpuPerChange(b, ctx, len(rates)*2, func() { sweep(0); sweep(0) })
 	for k, name := range []string{"A's simulation", "B's simulation", "the redraw"} {
 		var xs []float64
 		for _, p := range parts[len(rates):] {
@@ -140,15 +145,43 @@ func BenchmarkBrowserCompare(b *testing.B) {
 		b.Fatalf("run B has %v requests, want 1500", n)
 	}
 	logCollections(b, costs[len(rates):], collected[len(rates):])
-	warm := costs[len(rates):]
-	sort.Float64s(warm)
-	p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
+	p50, p95 := quantiles(costs[len(rates):])
 	b.ReportMetric(p50, "ms-compare-p50")
 	b.ReportMetric(p95, "ms-compare-p95")
-	b.Logf("compare mode, both re-simulations + redraw (1500 requests each): p50 %.1f ms, p95 %.1f ms (budget %.0f)", p50, p95, budgetCompareMs)
+	b.Logf("compare mode, both re-simulations + redraw (1500 requests each): p50 %.1f ms, p95 %.1f ms (budget %.0f); %s", p50, p95, budgetCompareMs, cpu)
+	// The same changes a moment apart (a lecturer's clicks, not a drag):
+	// the browser has drawn the last change's frame before the next comes.
+	// Reported beside the figure above, to tell the page's own cost from
+	// its share of a machine still busy drawing; the budget is checked on
+	// the changes back to back.
+	n := len(costs)
+	cpu = cpuPerChange(b, ctx, len(rates), func() { sweep(300 * time.Millisecond) })
+	r50, r95 := quantiles(costs[n:])
+	b.ReportMetric(r50, "ms-compare-rested-p50")
+	b.ReportMetric(r95, "ms-compare-rested-p95")
+	b.Logf("the same, each change 300 ms after the last was drawn: p50 %.1f ms, p95 %.1f ms; %s", r50, r95, cpu)
 	if p95 > budgetCompareMs {
 		b.Errorf("compare re-simulations + redraw p95 %.1f ms > %.0f ms", p95, budgetCompareMs)
 	}
+}
+
+// quantiles is the p50 and p95 (nearest rank) of xs, which it sorts.
+func quantiles(xs []float64) (p50, p95 float64) {
+	sort.Float64s(xs)
+	return xs[len(xs)/2], xs[(len(xs)*95+99)/100-1]
+}
+
+// cpuPerChange runs changes (n slider changes) and says what Chromium's GPU
+// process and renderers took per change, in CPU time (where /proc tells).
+func cpuPerChange(b *testing.B, ctx context.Context, n int, changes func()) string {
+	g0, r0, ok := chromiumCPU(ctx)
+	changes()
+	g1, r1, _ := chromiumCPU(ctx)
+	if !ok {
+		return "no /proc: the browser's CPU is not reported"
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(n) }
+	return fmt.Sprintf("per change the browser's GPU process took %.0f ms of CPU, its renderers %.0f ms (two cores here)", per(g1-g0), per(r1-r0))
 }
 
 // budgetLabMs is the issue's budget for a lab preset's slider change: the
@@ -177,8 +210,7 @@ func BenchmarkBrowserLab(b *testing.B) {
 		}
 		logCollections(b, costs[10:], collected[10:])
 		warm := costs[10:] // the first sweep runs while the browser tiers up its compiler
-		sort.Float64s(warm)
-		p50, p95 := warm[len(warm)/2], warm[(len(warm)*95+99)/100-1]
+		p50, p95 := quantiles(warm)
 		b.ReportMetric(p50, "ms-"+preset+"-p50")
 		b.ReportMetric(p95, "ms-"+preset+"-p95")
 		b.Logf("%s: long prompt moved → re-simulated and redrawn: p50 %.1f ms, p95 %.1f ms (budget %.0f)", preset, p50, p95, budgetLabMs)
