@@ -37,8 +37,9 @@ func chromiumCPU(ctx context.Context) (gpu, renderers time.Duration, ok bool) {
 		if err != nil {
 			continue // (it ended meanwhile)
 		}
-		// After the command's name (in parentheses, it may hold spaces):
-		// state ppid ... utime stime are fields 3 and 13, 14 from there.
+		// Counted from after the command's name (in parentheses, it may
+		// hold spaces): the parent is field 1, utime and stime 11 and 12
+		// (fields 4, 14 and 15 in proc(5)).
 		s := string(st)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		if len(f) < 13 {
