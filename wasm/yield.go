@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall/js"
+import (
+	"errors"
+	"syscall/js"
+)
 
 // yieldTask blocks the calling goroutine until a new JavaScript task has
 // begun, so the browser draws and answers in between. A time.Sleep is not
@@ -25,4 +28,28 @@ func yieldTask() {
 	mc.Get("port1").Set("onmessage", f)
 	mc.Get("port2").Call("postMessage", nil)
 	<-ch
+}
+
+// await blocks the calling goroutine (never the one that runs the page's
+// frames) until the promise p settles: its value, or its reason as an error.
+func await(p js.Value) (js.Value, error) {
+	type settled struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan settled, 1)
+	var then, catch js.Func
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- settled{v: args[0]}
+		return nil
+	})
+	catch = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- settled{err: errors.New(js.Global().Get("String").Invoke(args[0]).String())}
+		return nil
+	})
+	p.Call("then", then, catch)
+	s := <-ch
+	then.Release()
+	catch.Release()
+	return s.v, s.err
 }

@@ -182,7 +182,7 @@ func cpuPerChange(b *testing.B, ctx context.Context, n int, changes func()) stri
 		return "no /proc: the browser's CPU is not reported"
 	}
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(n) }
-	return fmt.Sprintf("per change the browser's GPU process took %.0f ms of CPU, its renderers %.0f ms (%d cores here)", per(g1-g0), per(r1-r0), runtime.NumCPU())
+	return fmt.Sprintf("per change the browser's GPU process took %.0f ms of CPU, its renderers %.0f ms (%d cores here, %s)", per(g1-g0), per(r1-r0), runtime.NumCPU(), compositing())
 }
 
 // budgetLabMs is the budget for a lab preset's slider change: the

@@ -55,8 +55,25 @@ func serve(t testing.TB) string {
 	return "http://" + ln.Addr().String() + "/"
 }
 
+// gpuCompositing reports whether the test browser keeps headless
+// Chromium's GPU compositing (see browser).
+func gpuCompositing() bool { return os.Getenv("SERVELAB_GPU_COMPOSITING") != "" }
+
+// compositing names how the test browser composites the page.
+func compositing() string {
+	if gpuCompositing() {
+		return "GPU compositing through SwiftShader"
+	}
+	return "software compositing"
+}
+
 // browser starts headless Chromium with the flags that let ebiten render
-// through SwiftShader, and returns a tab context.
+// through SwiftShader, and returns a tab context. The page is composited in
+// software, as Chrome does on a machine without a usable GPU (WebGL alone
+// goes through SwiftShader): headless Chromium's own default composites
+// through SwiftShader's emulated GL too, which no user's browser does and
+// which here cost about 120 ms of CPU a changed frame, twice the software
+// compositor's. SERVELAB_GPU_COMPOSITING=1 keeps that default, to compare.
 func browser(t testing.TB, ctxOpts ...chromedp.ContextOption) context.Context {
 	t.Helper()
 	path := chromiumPath()
@@ -80,6 +97,9 @@ func browser(t testing.TB, ctxOpts ...chromedp.ContextOption) context.Context {
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+	}
+	if !gpuCompositing() {
+		opts = append(opts, chromedp.Flag("disable-gpu-compositing", true))
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx, ctxOpts...)
