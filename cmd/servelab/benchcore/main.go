@@ -8,8 +8,8 @@
 //     --rate 40 --prompt 512 --output 64 --requests 100000`: wall time, CPU
 //     time and peak memory (targets: 150 ms, 100 MB).
 //
-// It builds servelab first. Wall times on a shared machine include waiting
-// for a CPU; the CPU time beside them does not.
+// It builds servelab first, static as make build makes it. Wall times on a
+// shared machine include waiting for a CPU; the CPU time beside them does not.
 package main
 
 import (
@@ -83,6 +83,7 @@ func run(repeat int, python string) error {
 	bin := filepath.Join(tmp, "servelab")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/servelab")
 	build.Dir = filepath.Join(dir, "..", "..", "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building servelab: %w", err)
