@@ -76,14 +76,14 @@ func instanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64, sc *S
 
 // attains reports whether a run of reqs attains target: Attainment(Run's
 // results, slo) >= target. The run ends as soon as too many requests have
-// surely missed the TTFT objective for the rest to make up the target.
+// surely missed the objective for the rest to make up the target.
 func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (bool, error) {
 	e, out, err := startRun(cfg, reqs, sc)
 	if err != nil {
 		return false, err
 	}
 	w := missWatch{e: e, slo: slo, budget: missBudget(len(e.all), target)}
-	if slo.TTFT > 0 {
+	if slo.TTFT > 0 || slo.TPOT > 0 {
 		e.runOut(out, w.failed)
 		if w.out {
 			return false, nil
@@ -106,16 +106,20 @@ func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (
 	return float64(met)/float64(len(e.all)) >= target, nil // as Attainment
 }
 
-// missWatch follows a run's requests past their TTFT deadline, in
-// submission order: a request past it without a first token gets it at
-// the end of a later step, so it surely misses; so does one rejected or
-// whose first token came late. Once so many missed that the attainment
-// cannot reach the target, the run's answer is known.
+// missWatch follows a run's requests in submission order. Past its TTFT
+// deadline, a request without a first token gets it at the end of a later
+// step, so it surely misses; so does one rejected or whose first token came
+// late. Of the rest, one that has finished is judged as Attainment judges
+// it (a finished request changes no more): that is how a run above the
+// knee, which misses on TPOT, is seen to fail before its end. Once so many
+// missed that the attainment cannot reach the target, the run's answer is
+// known.
 type missWatch struct {
 	e      *Engine
 	slo    SLO
 	budget int // the most misses that still attain the target
-	next   int // e.all[next:] are not yet past their deadline
+	next   int // e.all[next:] are not yet past their TTFT deadline
+	judged int // e.all[:judged] are counted (each at most once)
 	missed int
 	out    bool // the target cannot be reached
 }
@@ -140,14 +144,37 @@ func missBudget(n int, target float64) int {
 func (w *missWatch) failed() bool {
 	e := w.e
 	lat := e.cfg.Step.Physics.ReqLatency
-	for ; w.next < len(e.all); w.next++ {
-		s := e.all[w.next]
+	// lateFirst reports whether s, past its TTFT deadline, surely misses it.
+	lateFirst := func(s *Seq) bool {
 		arrival := s.Req.Arrival - lat // as the result has it
-		if !(e.now-arrival > w.slo.TTFT) {
-			break // (requests arrive in order; one out of order only holds the watch back)
+		return s.rejected != "" || s.cancelled || s.generated == 0 || !(s.first-arrival <= w.slo.TTFT)
+	}
+	if w.slo.TTFT > 0 {
+		for ; w.next < len(e.all); w.next++ {
+			s := e.all[w.next]
+			if !(e.now-(s.Req.Arrival-lat) > w.slo.TTFT) {
+				break // (requests arrive in order; one out of order only holds the watch back)
+			}
+			if lateFirst(s) {
+				w.missed++
+			}
 		}
-		if s.rejected != "" || s.cancelled || s.generated == 0 || !(s.first-arrival <= w.slo.TTFT) {
-			w.missed++
+	} else {
+		w.next = len(e.all) // no TTFT deadline: every request is judged when it ends
+	}
+	if w.slo.TPOT > 0 {
+		var r Result
+		for ; w.judged < w.next; w.judged++ {
+			s := e.all[w.judged]
+			if w.slo.TTFT > 0 && lateFirst(s) {
+				continue // counted above
+			}
+			if s.rejected == "" && !s.cancelled && !s.done {
+				break // still running: judged when it ends (it holds those after it back)
+			}
+			if e.result(s, &r); !w.slo.Met(&r) {
+				w.missed++
+			}
 		}
 	}
 	w.out = w.missed > w.budget

@@ -429,3 +429,58 @@ func TestDropFinishedKeepsOnlyWhatIsInFlight(t *testing.T) {
 		t.Fatalf("the request in flight must still finish: %+v", rs)
 	}
 }
+
+// attains, which ends a run once the target is out of reach, answers as
+// Attainment over the whole run does: policies and limits (with
+// preemptions), objectives on TTFT, TPOT or both, rates across the knee and
+// targets on either side. Some of the runs end early, or the watch would
+// not be tried.
+func TestAttainsAnswersAsTheWholeRun(t *testing.T) {
+	step := lectureStep(t)
+	reqs0, _ := PoissonLengths(400, 1, Uniform(64, 1024), Uniform(2, 128), 5)
+	policies := []struct {
+		p Policy
+		l Limits
+	}{{PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, Limits{}}, {Chunked{Budget: 512, ExcludeDecodes: true}, Limits{}},
+		{Chunked{Budget: 256}, Limits{KVBlocks: 600, MaxSeqs: 32, Preempt: true}}, {DecodeOnlyPolicy{}, Limits{}}, {PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, Limits{}}}
+	slos := []SLO{{TTFT: 0.2}, {TPOT: 0.012}, {TTFT: 0.2, TPOT: 0.015}, {TTFT: 0.05, TPOT: 0.009}}
+	sc := &scratch{}
+	cut := 0
+	for _, pc := range policies {
+		cfg := Config{Step: step, Policy: pc.p, Limits: pc.l}
+		for _, slo := range slos {
+			for _, rate := range []float64{2, 8, 20, 40, 80, 200} {
+				reqs := make([]Request, len(reqs0))
+				for i, r := range reqs0 {
+					r.Arrival /= rate
+					reqs[i] = r
+				}
+				whole, err := Run(cfg, reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := Attainment(whole.Results, slo)
+				for _, target := range []float64{0.5, 0.9, 0.99} {
+					got, err := attains(cfg, reqs, sc, slo, target)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := a >= target; got != want {
+						t.Errorf("%T %+v at %g req/s, target %g: attains says %v, the whole run's attainment %.4f", pc.p, slo, rate, target, got, a)
+					}
+					if e, out, _ := startRun(cfg, reqs, sc); e != nil {
+						w := missWatch{e: e, slo: slo, budget: missBudget(len(e.all), target)}
+						e.runOut(out, w.failed)
+						if w.out && e.Busy() {
+							cut++
+						}
+					}
+				}
+			}
+		}
+	}
+	if cut == 0 {
+		t.Error("no run ended early")
+	}
+	t.Logf("%d runs ended early", cut)
+}
