@@ -67,10 +67,10 @@ func (a *App) handleJobs(ev event) {
 	}
 }
 
-// loadBig reads a large upload f without holding the page: the browser
-// reads the file, Go copies and decodes it in slices in a goroutine (a
-// lab JSON, a benchmark tool's file or a trace), and the overlay or the
-// trace lands through post like a small upload's.
+// loadBig reads a large upload f without holding the page: a goroutine
+// reads the file and decodes it in slices (a lab JSON, a benchmark tool's
+// file or a trace), and the overlay or the trace lands through post like a
+// small upload's.
 func (a *App) loadBig(f js.Value, name string, size float64) {
 	if a.big.running {
 		a.big.cancel.Store(true) // the newer file wins
