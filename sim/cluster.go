@@ -379,22 +379,22 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 	kvBytes := step.KVBytesPerToken()
 	order = order[:0]
 	for _, in := range pre {
-		in.out.finish(in.e)
-		for j, pr := range in.out.Results {
+		in.out.close(in.e) // its sequences, read here, are its results
+		for j, s := range in.e.all {
 			i := in.subs[j]
 			r := &res[i]
-			r.Generated, r.FirstToken, r.Finish, r.MaxITL = pr.Generated, pr.FirstToken, pr.Finish, 0
-			r.Done, r.Preemptions = pr.Done, pr.Preemptions
-			if pr.Rejected != "" {
-				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, pr.Rejected)
+			r.Generated, r.FirstToken, r.Finish, r.MaxITL = s.generated, s.first, s.finish, 0
+			r.Done, r.Preemptions = s.done, s.preempted
+			if s.rejected != "" {
+				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, s.rejected)
 				r.Finish = r.Arrival
 				continue
 			}
-			if pr.Generated == 0 {
+			if s.generated == 0 {
 				continue // cut short by MaxIterations
 			}
 			if c.RecordTokens {
-				r.TokenTimes = []float64{pr.FirstToken}
+				r.TokenTimes = []float64{s.first}
 			}
 			if r.Output > 1 {
 				r.Done = false
@@ -467,10 +467,10 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 		return r.Output - 1, in.e.Submit(r) == nil
 	})
 	for _, in := range dec {
-		in.out.finish(in.e)
-		for j, dr := range in.out.Results {
+		in.out.close(in.e)
+		for j, s := range in.e.all {
 			r := &res[in.subs[j]]
-			if s := in.e.all[j]; in.fast && s.here != 0 {
+			if in.fast && s.here != 0 {
 				// What onIter would have summed token by token: the first gap
 				// from the prefill instance's token (the engine measures its
 				// own from the KV's arrival, a smaller gap), then the engine's.
@@ -478,10 +478,10 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 				r.Finish = s.last
 				r.Generated += s.generated - 1 // the engine counts the first token too
 			}
-			r.Done = dr.Done
-			r.Preemptions += dr.Preemptions
-			if dr.Rejected != "" {
-				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, dr.Rejected)
+			r.Done = s.done
+			r.Preemptions += s.preempted
+			if s.rejected != "" {
+				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, s.rejected)
 			}
 		}
 	}

@@ -24,7 +24,8 @@ type lazyState struct {
 	on    bool      // the running batch is settled lazily
 	ok    bool      // this run may go lazy (Engine.allowLazy)
 	n     int       // decode steps of the whole batch since lazy mode began
-	ends  []float64 // their ends
+	ends  []float64 // the ends of steps base..n-1 (a window: no running sequence reads earlier ones)
+	base  int
 	fresh int       // sequences that joined since the last of them (their first gap is their own)
 	peaks []peak    // suffix maxima of the gaps between consecutive ends
 	due   []*Seq    // by the decode step at which each finishes: a queue while joins come in that order, else a min-heap
@@ -123,7 +124,7 @@ func (e *Engine) lazyLeave() {
 
 // restart empties the decode clock.
 func (z *lazyState) restart() {
-	z.n, z.ends, z.fresh, z.peaks = 0, z.ends[:0], 0, z.peaks[:0]
+	z.n, z.base, z.ends, z.fresh, z.peaks = 0, 0, z.ends[:0], 0, z.peaks[:0]
 	clear(z.due)
 	z.due, z.head, z.heap = z.due[:0], 0, false
 }
@@ -176,9 +177,12 @@ func (e *Engine) lazyDecode(n int, end float64) int {
 		for len(z.peaks) > 0 && z.peaks[len(z.peaks)-1].gap <= gap {
 			z.peaks = z.peaks[:len(z.peaks)-1]
 		}
-		z.peaks = append(z.peaks, peak{k, gap})
+		z.peaks = append(z.peaks, peak{z.n, gap})
 		if e.cfg.CountGaps && n > z.fresh {
 			e.countGap(gap, n-z.fresh)
+		}
+		if k == cap(z.ends) && k >= max(256, 2*len(e.running)) {
+			e.lazySlide()
 		}
 	}
 	z.ends = append(z.ends, end)
@@ -191,6 +195,30 @@ func (e *Engine) lazyDecode(n int, end float64) int {
 		done++
 	}
 	return done
+}
+
+// lazySlide drops the ends and peaks that no running sequence will read
+// (those before the earliest step one is settled up to), when that frees
+// half the clock: the clock then stays a window of a few outputs' steps, in
+// cache, instead of one entry per step of a busy run. (It costs one pass
+// over the batch; the caller makes that at most once per len(running) steps.)
+func (e *Engine) lazySlide() {
+	z := &e.lz
+	lo := z.n
+	for _, s := range e.running {
+		lo = min(lo, s.from)
+	}
+	drop := lo - z.base
+	if drop < len(z.ends)/2 {
+		return // the window is wide: let the clock grow
+	}
+	z.ends = z.ends[:copy(z.ends, z.ends[drop:])]
+	z.base = lo
+	keep := 0 // maxGapFrom is asked from lo+1 on: the peaks before it are never read
+	for keep < len(z.peaks) && z.peaks[keep].i <= lo {
+		keep++
+	}
+	z.peaks = z.peaks[:copy(z.peaks, z.peaks[keep:])]
 }
 
 // popDue removes and returns the sequence due first.
@@ -253,7 +281,7 @@ func (e *Engine) settle(s *Seq) {
 	if !z.on || k <= 0 {
 		return
 	}
-	first := z.ends[s.from]
+	first := z.ends[s.from-z.base]
 	gap := first - s.last // its own first gap (a running sequence has a token)
 	if gap > s.maxITL {
 		s.maxITL = gap
@@ -271,6 +299,6 @@ func (e *Engine) settle(s *Seq) {
 	}
 	s.generated += k
 	s.kv += k
-	s.last = z.ends[z.n-1]
+	s.last = z.ends[len(z.ends)-1]
 	s.from = z.n
 }

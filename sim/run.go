@@ -115,7 +115,15 @@ func (o *Outcome) record(it *Iteration, trace bool) {
 
 // finish takes the results from the engine and points each traced iteration at its items.
 func (o *Outcome) finish(e *Engine) {
-	o.End, o.Truncated, o.Results = e.Now(), e.Busy(), e.Results()
+	o.Results = e.Results()
+	o.close(e)
+}
+
+// close is finish without the results, for a cluster that reads its
+// instances' sequences itself (settled: see settleAll).
+func (o *Outcome) close(e *Engine) {
+	e.settleAll()
+	o.End, o.Truncated = e.Now(), e.Busy()
 	if sc := e.sc; sc != nil { // the clock's buffers may have grown: keep them for the next run
 		sc.ends, sc.peaks, sc.due = e.lz.ends, e.lz.peaks, e.lz.due
 	}
