@@ -756,3 +756,26 @@ func TestCancelWhileSettledLazily(t *testing.T) {
 		t.Fatalf("cancelling %d requests in lazy mode changed the run", n)
 	}
 }
+
+// TestLazyClockSlides runs a busy batch that never empties for thousands of
+// decode steps: the decode clock keeps a window of them, not all, and the
+// results are still the plain path's, bit for bit.
+func TestLazyClockSlides(t *testing.T) {
+	step := lectureStep(t)
+	reqs, _ := Poisson(3000, 30, 512, 64, 1)
+	cfg := Config{Step: step, Policy: PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, CountGaps: true}
+	e, out, err := startRun(cfg, reqs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widest := 0
+	e.runOut(out, func() bool { widest = max(widest, cap(e.lz.ends)); return false })
+	out.finish(e)
+	plain := plainRun(t, cfg, reqs)
+	if !reflect.DeepEqual(out.Results, plain.Results) || out.End != plain.End || !reflect.DeepEqual(mergedGaps(out.Gaps), mergedGaps(plain.Gaps)) {
+		t.Fatal("a run whose clock slides differs from the plain path")
+	}
+	if e.lz.base == 0 || widest > 1024 || e.lz.n < 8*widest {
+		t.Errorf("the clock did not slide: %d lazy steps, base %d, at most %d ends held", e.lz.n, e.lz.base, widest)
+	}
+}

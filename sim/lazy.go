@@ -25,7 +25,7 @@ type lazyState struct {
 	ok    bool      // this run may go lazy (Engine.allowLazy)
 	n     int       // decode steps of the whole batch since lazy mode began
 	ends  []float64 // the ends of steps base..n-1 (a window: no running sequence reads earlier ones)
-	base  int
+	base  int       // the step ends[0] ended
 	fresh int       // sequences that joined since the last of them (their first gap is their own)
 	peaks []peak    // suffix maxima of the gaps between consecutive ends
 	due   []*Seq    // by the decode step at which each finishes: a queue while joins come in that order, else a min-heap

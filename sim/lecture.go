@@ -12,10 +12,22 @@ type Lecture struct {
 	Seed   uint64
 	// reuse, when set, is memory the demos' runs reuse (see LectureJob.Run).
 	reuse *Scratch
+	// draws, when set, is the workload's randomness, drawn once for all the
+	// jobs of Interference (every demo runs the same workload at its rates).
+	draws *poissonDraws
 }
 
-// workload is the lecture's Poisson workload at one rate.
+// workload is the lecture's Poisson workload at one rate. With draws and
+// memory it is built in the memory's request buffer: valid until the next
+// call on that memory.
 func (l Lecture) workload(rate float64) ([]Request, error) {
+	if l.draws != nil && l.reuse != nil {
+		reqs, err := l.draws.fill(l.reuse.reqs, rate)
+		if err == nil {
+			l.reuse.reqs = reqs
+		}
+		return reqs, err
+	}
 	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
 }
 
@@ -23,6 +35,9 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 // another: the randomness is drawn once and each call's requests replace
 // the last call's.
 func (l Lecture) searchWorkload() Workload {
+	if l.draws != nil && l.reuse != nil {
+		return l.workload
+	}
 	return PoissonSearch(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
 }
 
@@ -306,6 +321,13 @@ type LectureJobKey struct {
 	Guess      float64 // a split's search start (the arithmetic's total)
 }
 
+// drawn is l with its workload's randomness drawn, for jobs to share
+// (when it cannot be drawn, each run draws its own and reports the error).
+func (l Lecture) drawn() Lecture {
+	l.draws, _ = drawPoisson(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
+	return l
+}
+
 // on is l with its runs on mem's memory.
 func (l Lecture) on(mem *Scratch) Lecture {
 	l.reuse = mem
@@ -322,6 +344,7 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 		Demo4:  make([]Demo4Row, len(d.Budgets)),
 		Config: DemoConfig{Requests: l.N, Prompt: l.Prompt, Output: l.Output, Seed: l.Seed, Rate4: d.Rate4}}
 	res.Demo3.SLO, res.Demo3.Attainment = d.SLO, d.Attainment
+	l = l.drawn()
 	var jobs []LectureJob
 	for _, k := range []struct {
 		kind string
@@ -348,6 +371,7 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 // best with up to 8 of each) from the single instances' goodput, and
 // returns the jobs that simulate DistServe's 2P+1D and the best split in full.
 func (l Lecture) Demo3Splits(res *Interference) []LectureJob {
+	l = l.drawn()
 	d := &res.Demo3
 	d.Best = BestSplitArithmetic(d.Prefill, d.Decode, 8)
 	d.Splits = []Split{SplitArithmetic(1, 1, d.Prefill, d.Decode), SplitArithmetic(2, 1, d.Prefill, d.Decode), d.Best}

@@ -168,6 +168,7 @@ type scratch struct {
 type Scratch struct {
 	run     scratch
 	cluster clusterScratch
+	reqs    []Request // the requests of the runs in progress (see Lecture.workload)
 }
 
 // runScratch is s's memory for one engine's runs (nil s: a fresh one).

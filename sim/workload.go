@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -99,16 +100,27 @@ func PoissonSearch(n int, prompt, output Lengths, seed uint64) Workload {
 }
 
 // at is PoissonLengths at rate, in the requests of the previous call.
-func (d *poissonDraws) at(rate float64) ([]Request, error) {
+func (d *poissonDraws) at(rate float64) (reqs []Request, err error) {
+	reqs, err = d.fill(d.reqs, rate)
+	if err == nil {
+		d.reqs = reqs
+	}
+	return reqs, err
+}
+
+// fill is PoissonLengths at rate, written over reqs (grown if short). The
+// draws are only read, so callers in parallel may fill their own buffers.
+func (d *poissonDraws) fill(reqs []Request, rate float64) ([]Request, error) {
 	if !(rate > 0) || rate > MaxRate {
 		return nil, fmt.Errorf("rate must be in (0, %g] req/s, got %g", MaxRate, rate)
 	}
+	reqs = slices.Grow(reqs[:0], len(d.gaps))[:len(d.gaps)]
 	t := 0.0
-	for i := range d.reqs {
+	for i := range reqs {
 		t += d.gaps[i] / rate
-		d.reqs[i] = Request{ID: i, Arrival: t, Prompt: d.prompt[i], Output: d.output[i]}
+		reqs[i] = Request{ID: i, Arrival: t, Prompt: d.prompt[i], Output: d.output[i]}
 	}
-	return d.reqs, nil
+	return reqs, nil
 }
 
 // Lengths is a token-length distribution: fixed, uniform or log-normal.
