@@ -76,7 +76,8 @@ func instanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64, sc *S
 
 // attains reports whether a run of reqs attains target: Attainment(Run's
 // results, slo) >= target. The run ends as soon as too many requests have
-// surely missed the objective for the rest to make up the target.
+// surely missed the objective for the rest to make up the target, or
+// enough have surely met it for the rest not to matter.
 func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (bool, error) {
 	e, out, err := startRun(cfg, reqs, sc)
 	if err != nil {
@@ -84,9 +85,9 @@ func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (
 	}
 	w := missWatch{e: e, slo: slo, budget: missBudget(len(e.all), target)}
 	if slo.TTFT > 0 || slo.TPOT > 0 {
-		e.runOut(out, w.failed)
-		if w.out {
-			return false, nil
+		e.runOut(out, w.decided)
+		if w.out || w.in {
+			return w.in, nil
 		}
 	} else {
 		e.runOut(out, nil)
@@ -112,7 +113,8 @@ func attains(cfg Config, reqs []Request, sc *scratch, slo SLO, target float64) (
 // late. Of the rest, one that has finished is judged as Attainment judges
 // it (a finished request changes no more): that is how a run above the
 // knee, which misses on TPOT, is seen to fail before its end. Once so many
-// missed that the attainment cannot reach the target, the run's answer is
+// missed that the attainment cannot reach the target, or so many met the
+// objective that it is reached whatever the rest do, the run's answer is
 // known.
 type missWatch struct {
 	e      *Engine
@@ -121,7 +123,9 @@ type missWatch struct {
 	next   int // e.all[next:] are not yet past their TTFT deadline
 	judged int // e.all[:judged] are counted (each at most once)
 	missed int
+	met    int
 	out    bool // the target cannot be reached
+	in     bool // the target is reached
 }
 
 // missBudget is the most of n requests that may miss while the attainment,
@@ -139,9 +143,9 @@ func missBudget(n int, target float64) int {
 	return lo
 }
 
-// failed moves the watch to the engine's clock and reports whether the
-// target is out of reach.
-func (w *missWatch) failed() bool {
+// decided moves the watch to the engine's clock and reports whether the
+// run's answer is known (out or in).
+func (w *missWatch) decided() bool {
 	e := w.e
 	lat := e.cfg.Step.Physics.ReqLatency
 	// lateFirst reports whether s, past its TTFT deadline, surely misses it.
@@ -157,6 +161,8 @@ func (w *missWatch) failed() bool {
 			}
 			if lateFirst(s) {
 				w.missed++
+			} else if w.slo.TPOT <= 0 && s.done {
+				w.met++ // its first token came in time, and it is complete: met
 			}
 		}
 	} else {
@@ -174,9 +180,12 @@ func (w *missWatch) failed() bool {
 			}
 			if e.result(s, &r); !w.slo.Met(&r) {
 				w.missed++
+			} else {
+				w.met++
 			}
 		}
 	}
 	w.out = w.missed > w.budget
-	return w.out
+	w.in = w.met >= len(e.all)-w.budget
+	return w.out || w.in
 }
