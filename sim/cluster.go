@@ -384,9 +384,9 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 			i := in.subs[j]
 			r := &res[i]
 			r.Generated, r.FirstToken, r.Finish, r.MaxITL = s.generated, s.first, s.finish, 0
-			r.Done, r.Preemptions = s.done, s.preempted
-			if s.rejected != "" {
-				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, s.rejected)
+			r.Done, r.Preemptions = s.done, int(s.preempted)
+			if s.rejected != nil {
+				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, *s.rejected)
 				r.Finish = r.Arrival
 				continue
 			}
@@ -479,9 +479,9 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 				r.Generated += s.generated - 1 // the engine counts the first token too
 			}
 			r.Done = s.done
-			r.Preemptions += s.preempted
-			if s.rejected != "" {
-				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, s.rejected)
+			r.Preemptions += int(s.preempted)
+			if s.rejected != nil {
+				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, *s.rejected)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ type Seq struct {
 	kv        int // tokens in the KV cache
 	blocks    int // KV blocks held
 	generated int
+	preempted int32
 	admitted  bool // holds a running slot (counted against MaxSeqs)
 	done      bool // finished its work on this instance
 	cancelled bool // withdrawn by its client
@@ -23,12 +24,33 @@ type Seq struct {
 	last      float64
 	finish    float64
 	maxITL    float64
-	preempted int
-	rejected  string
-	times     []float64
+	// A run holds every request's Seq, so what few requests have is kept
+	// apart: the reason for a rejection, and token times (Config.RecordTokens).
+	rejected  *string
+	times     *[]float64
 	here      float64 // time of the first token this engine emitted for it (0: none yet)
-	from, due int     // lazy mode: the decode step it is settled up to, and the one it finishes at
+	from, due int32   // lazy mode: the decode step it is settled up to, and the one it finishes at (below maxLazySteps+MaxTokens)
 }
+
+// why is the reason s was rejected ("" if it was not).
+func (s *Seq) why() string {
+	if s.rejected == nil {
+		return ""
+	}
+	return *s.rejected
+}
+
+// tokenTimes is s's token times (nil unless recorded).
+func (s *Seq) tokenTimes() []float64 {
+	if s.times == nil {
+		return nil
+	}
+	return *s.times
+}
+
+// noRoom is the rejection of a request that the KV cache or the sequence
+// limit cannot hold even alone.
+var noRoom = "did not fit in the KV cache or sequence limit with nothing else running"
 
 // Remaining is the prefill tokens still to process before the next token.
 func (s *Seq) Remaining() int { return s.need - s.prefilled }
@@ -201,7 +223,7 @@ func (e *Engine) AdvanceTo(t float64) {
 func (e *Engine) DropFinished() {
 	k := 0
 	for _, s := range e.all {
-		if !(s.done || s.cancelled || s.rejected != "") {
+		if !(s.done || s.cancelled || s.rejected != nil) {
 			e.all[k] = s
 			k++
 		}
@@ -230,11 +252,13 @@ func (e *Engine) Submit(r Request) error {
 	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
 	if e.cfg.RecordTokens {
-		s.times = make([]float64, 0, min(max(r.Output, 1), 4096))
+		times := make([]float64, 0, min(max(r.Output, 1), 4096))
+		s.times = &times
 	}
 	e.all = append(e.all, s)
 	if reason := e.check(r); reason != "" {
-		s.rejected = reason
+		why := reason // (declared here, so only a rejection allocates it)
+		s.rejected = &why
 		s.finish = r.Arrival
 		return fmt.Errorf("request %d rejected: %s", r.ID, reason)
 	}
@@ -493,7 +517,7 @@ func (e *Engine) Step() (*Iteration, bool) {
 			head := e.waiting[0]
 			e.waiting = e.waiting[1:]
 			e.release(head)
-			head.rejected = "did not fit in the KV cache or sequence limit with nothing else running"
+			head.rejected = &noRoom
 			head.finish = e.now
 			e.it.Rejected = append(e.it.Rejected, head.Req.ID)
 			continue
@@ -637,7 +661,7 @@ func (e *Engine) decodeAll(decodes []*Seq, end float64, it *Iteration) {
 			}
 		}
 		if rec {
-			s.times = append(s.times, end)
+			*s.times = append(*s.times, end)
 		}
 		fin := s.token(end)
 		if fin {
@@ -688,7 +712,7 @@ func (e *Engine) keepToken(s *Seq, t float64) {
 		e.countGap(t-s.last, 1) // (a decode instance's first token came from elsewhere: no recorded time)
 	}
 	if e.cfg.RecordTokens {
-		s.times = append(s.times, t)
+		*s.times = append(*s.times, t)
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -135,8 +136,8 @@ func (e *Engine) lazyJoin(s *Seq) {
 	if len(e.running) == 1 {
 		z.restart() // the batch was empty: nobody reads the clock so far
 	}
-	s.from = z.n
-	s.due = z.n + max(s.Req.Output-s.generated, 1) - 1 // (a decode arrival with its one token still decodes once)
+	s.from = int32(z.n)
+	s.due = int32(z.n + max(s.Req.Output-s.generated, 1) - 1) // (a decode arrival with its one token still decodes once)
 	z.fresh++
 	if !z.heap {
 		if len(z.due) == z.head || z.due[len(z.due)-1].due <= s.due {
@@ -163,6 +164,9 @@ func (e *Engine) lazyJoin(s *Seq) {
 // maxLazySteps bounds the decode clock's memory: at that many steps every
 // running sequence is settled and the clock starts again.
 const maxLazySteps = 1 << 20
+
+// A sequence's steps (Seq.from, Seq.due) fit an int32: this fails to compile if they might not.
+const _ uint32 = math.MaxInt32 - (maxLazySteps + MaxTokens)
 
 // lazyDecode records one decode step of the whole batch of n, ending at
 // end, and settles the sequences it finishes; it returns how many.
@@ -206,7 +210,7 @@ func (e *Engine) lazySlide() {
 	z := &e.lz
 	lo := z.n
 	for _, s := range e.running {
-		lo = min(lo, s.from)
+		lo = min(lo, int(s.from))
 	}
 	drop := lo - z.base
 	if drop < len(z.ends)/2 {
@@ -254,7 +258,7 @@ func (z *lazyState) popDue() *Seq {
 }
 
 // nextDue is the decode step at which the first running sequence finishes.
-func (z *lazyState) nextDue() int { return z.due[z.head].due }
+func (z *lazyState) nextDue() int { return int(z.due[z.head].due) }
 
 // maxGapFrom is the largest gap between decode steps i-1 and i over i >= from.
 func (z *lazyState) maxGapFrom(from int) float64 {
@@ -277,11 +281,11 @@ func (z *lazyState) maxGapFrom(from int) float64 {
 // settled: what emit would have done at each of their ends.
 func (e *Engine) settle(s *Seq) {
 	z := &e.lz
-	k := z.n - s.from
+	k := z.n - int(s.from)
 	if !z.on || k <= 0 {
 		return
 	}
-	first := z.ends[s.from-z.base]
+	first := z.ends[int(s.from)-z.base]
 	gap := first - s.last // its own first gap (a running sequence has a token)
 	if gap > s.maxITL {
 		s.maxITL = gap
@@ -290,7 +294,7 @@ func (e *Engine) settle(s *Seq) {
 		e.countGap(gap, 1) // as emit counts it
 	}
 	if k > 1 {
-		if g := z.maxGapFrom(s.from + 1); g > s.maxITL {
+		if g := z.maxGapFrom(int(s.from) + 1); g > s.maxITL {
 			s.maxITL = g
 		}
 	}
@@ -300,5 +304,5 @@ func (e *Engine) settle(s *Seq) {
 	s.generated += k
 	s.kv += k
 	s.last = z.ends[len(z.ends)-1]
-	s.from = z.n
+	s.from = int32(z.n)
 }
