@@ -385,8 +385,8 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 			r := &res[i]
 			r.Generated, r.FirstToken, r.Finish, r.MaxITL = s.generated, s.first, s.finish, 0
 			r.Done, r.Preemptions = s.done, int(s.preempted)
-			if s.rejected != nil {
-				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, *s.rejected)
+			if s.rejected {
+				r.Rejected = fmt.Sprintf("prefill instance %d: %s", in.run.Index, in.e.why(s))
 				r.Finish = r.Arrival
 				continue
 			}
@@ -480,8 +480,8 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 			}
 			r.Done = s.done
 			r.Preemptions += int(s.preempted)
-			if s.rejected != nil {
-				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, *s.rejected)
+			if s.rejected {
+				r.Rejected = fmt.Sprintf("decode instance %d: %s", in.run.Index, in.e.why(s))
 			}
 		}
 	}

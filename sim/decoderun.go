@@ -142,7 +142,7 @@ func (e *Engine) applyRun(ends []float64, maxGap float64, kvPreempt bool) int {
 		s.generated += k
 		s.last = last
 		if e.cfg.RecordTokens {
-			*s.times = append(*s.times, ends...)
+			e.addTokens(s, ends...)
 		}
 		if kvPreempt {
 			if want := e.blocksFor(s.kv); want > s.blocks {

@@ -779,3 +779,23 @@ func TestLazyClockSlides(t *testing.T) {
 		t.Errorf("the clock did not slide: %d lazy steps, base %d, at most %d ends held", e.lz.n, e.lz.base, widest)
 	}
 }
+
+// TestSeqHoldsNoPointer keeps a Seq free of pointers: a run holds one per
+// request, and pointer-free slabs are never scanned by the collector (nor
+// their untouched pages read, then copied on the first write).
+func TestSeqHoldsNoPointer(t *testing.T) {
+	var walk func(reflect.Type, string)
+	walk = func(ty reflect.Type, path string) {
+		switch ty.Kind() {
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
+			}
+		case reflect.Array:
+			walk(ty.Elem(), path+"[]")
+		case reflect.Pointer, reflect.Slice, reflect.String, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+			t.Errorf("%s is a %s: a Seq must hold no pointer", path, ty.Kind())
+		}
+	}
+	walk(reflect.TypeOf(Seq{}), "Seq")
+}

@@ -20,37 +20,18 @@ type Seq struct {
 	admitted  bool // holds a running slot (counted against MaxSeqs)
 	done      bool // finished its work on this instance
 	cancelled bool // withdrawn by its client
+	rejected  bool // never ran: the reason is the engine's (Engine.why)
 	first     float64
 	last      float64
 	finish    float64
 	maxITL    float64
-	// A run holds every request's Seq, so what few requests have is kept
-	// apart: the reason for a rejection, and token times (Config.RecordTokens).
-	rejected  *string
-	times     *[]float64
 	here      float64 // time of the first token this engine emitted for it (0: none yet)
 	from, due int32   // lazy mode: the decode step it is settled up to, and the one it finishes at (below maxLazySteps+MaxTokens)
+	// tokens is 1 + the index of its token times in the engine's (0: none
+	// kept). A Seq holds no pointer, so a run's many of them cost the
+	// collector nothing: what few requests have is kept by the engine.
+	tokens int32
 }
-
-// why is the reason s was rejected ("" if it was not).
-func (s *Seq) why() string {
-	if s.rejected == nil {
-		return ""
-	}
-	return *s.rejected
-}
-
-// tokenTimes is s's token times (nil unless recorded).
-func (s *Seq) tokenTimes() []float64 {
-	if s.times == nil {
-		return nil
-	}
-	return *s.times
-}
-
-// noRoom is the rejection of a request that the KV cache or the sequence
-// limit cannot hold even alone.
-var noRoom = "did not fit in the KV cache or sequence limit with nothing else running"
 
 // Remaining is the prefill tokens still to process before the next token.
 func (s *Seq) Remaining() int { return s.need - s.prefilled }
@@ -157,6 +138,40 @@ type Engine struct {
 	done    int      // sequences the last step finished
 	expect  int      // requests a whole-run driver will submit (reserve)
 	sc      *scratch // memory left by the previous run of a search
+	// What few sequences have, kept apart (see Seq): each rejection's
+	// reason, and the token times of a run that records them.
+	reasons map[*Seq]string
+	times   [][]float64
+}
+
+// reject marks s as rejected for reason.
+func (e *Engine) reject(s *Seq, reason string) {
+	if e.reasons == nil {
+		e.reasons = map[*Seq]string{}
+	}
+	s.rejected = true
+	e.reasons[s] = reason
+}
+
+// why is the reason s was rejected ("" if it was not).
+func (e *Engine) why(s *Seq) string {
+	if !s.rejected {
+		return ""
+	}
+	return e.reasons[s]
+}
+
+// tokenTimes is s's token times (nil unless recorded).
+func (e *Engine) tokenTimes(s *Seq) []float64 {
+	if s.tokens == 0 {
+		return nil
+	}
+	return e.times[s.tokens-1]
+}
+
+// addTokens records token times for s (a run that records them).
+func (e *Engine) addTokens(s *Seq, t ...float64) {
+	e.times[s.tokens-1] = append(e.times[s.tokens-1], t...)
 }
 
 // reserve sizes the engine's lists for n requests, so that a whole run
@@ -223,10 +238,15 @@ func (e *Engine) AdvanceTo(t float64) {
 func (e *Engine) DropFinished() {
 	k := 0
 	for _, s := range e.all {
-		if !(s.done || s.cancelled || s.rejected != nil) {
+		if !(s.done || s.cancelled || s.rejected) {
 			e.all[k] = s
 			k++
+			continue
 		}
+		if s.tokens != 0 {
+			e.times[s.tokens-1] = nil
+		}
+		delete(e.reasons, s)
 	}
 	clear(e.all[k:])
 	e.all = e.all[:k]
@@ -252,13 +272,12 @@ func (e *Engine) Submit(r Request) error {
 	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
 	if e.cfg.RecordTokens {
-		times := make([]float64, 0, min(max(r.Output, 1), 4096))
-		s.times = &times
+		e.times = append(e.times, make([]float64, 0, min(max(r.Output, 1), 4096)))
+		s.tokens = int32(len(e.times))
 	}
 	e.all = append(e.all, s)
 	if reason := e.check(r); reason != "" {
-		why := reason // (declared here, so only a rejection allocates it)
-		s.rejected = &why
+		e.reject(s, reason)
 		s.finish = r.Arrival
 		return fmt.Errorf("request %d rejected: %s", r.ID, reason)
 	}
@@ -517,7 +536,7 @@ func (e *Engine) Step() (*Iteration, bool) {
 			head := e.waiting[0]
 			e.waiting = e.waiting[1:]
 			e.release(head)
-			head.rejected = &noRoom
+			e.reject(head, "did not fit in the KV cache or sequence limit with nothing else running")
 			head.finish = e.now
 			e.it.Rejected = append(e.it.Rejected, head.Req.ID)
 			continue
@@ -661,7 +680,7 @@ func (e *Engine) decodeAll(decodes []*Seq, end float64, it *Iteration) {
 			}
 		}
 		if rec {
-			*s.times = append(*s.times, end)
+			e.addTokens(s, end)
 		}
 		fin := s.token(end)
 		if fin {
@@ -712,7 +731,7 @@ func (e *Engine) keepToken(s *Seq, t float64) {
 		e.countGap(t-s.last, 1) // (a decode instance's first token came from elsewhere: no recorded time)
 	}
 	if e.cfg.RecordTokens {
-		*s.times = append(*s.times, t)
+		e.addTokens(s, t)
 	}
 }
 

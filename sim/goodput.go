@@ -151,7 +151,7 @@ func (w *missWatch) decided() bool {
 	// lateFirst reports whether s, past its TTFT deadline, surely misses it.
 	lateFirst := func(s *Seq) bool {
 		arrival := s.Req.Arrival - lat // as the result has it
-		return s.rejected != nil || s.cancelled || s.generated == 0 || !(s.first-arrival <= w.slo.TTFT)
+		return s.rejected || s.cancelled || s.generated == 0 || !(s.first-arrival <= w.slo.TTFT)
 	}
 	if w.slo.TTFT > 0 {
 		for ; w.next < len(e.all); w.next++ {
@@ -175,7 +175,7 @@ func (w *missWatch) decided() bool {
 			if w.slo.TTFT > 0 && lateFirst(s) {
 				continue // counted above
 			}
-			if s.rejected == nil && !s.cancelled && !s.done {
+			if !s.rejected && !s.cancelled && !s.done {
 				break // still running: judged when it ends (it holds those after it back)
 			}
 			if e.result(s, &r); !w.slo.Met(&r) {

@@ -82,7 +82,7 @@ func (e *Engine) result(s *Seq, r *Result) {
 	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
 	*r = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
 		Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
-		Preemptions: int(s.preempted), Rejected: s.why(), Cancelled: s.cancelled, TokenTimes: s.tokenTimes()}
+		Preemptions: int(s.preempted), Rejected: e.why(s), Cancelled: s.cancelled, TokenTimes: e.tokenTimes(s)}
 }
 
 // Outcome is a whole run: every request's result, and the iterations when traced.
