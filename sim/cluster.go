@@ -149,16 +149,17 @@ type instance struct {
 	// no items, advances runs of decode steps at once and settles its batch
 	// lazily; the decode side's results are read from the engine at the end.
 	fast bool
+	// lone: the only instance of its phase, so the router never reads its
+	// load and its finished work is not queued.
+	lone bool
 }
 
-// decodeRun records a run of decode steps taken at once as step records each.
+// decodeRun queues the work of a run of decode steps taken at once as step queues each.
 func (in *instance) decodeRun(n int, durs, ends []float64, done int) {
-	for j, d := range durs {
-		in.run.Busy += d
+	for j := range durs {
 		in.addEvent(event{end: ends[j], tokens: n})
 	}
 	in.events[len(in.events)-1].requests = done // only the last step finishes any
-	in.out.Steps += len(ends)
 }
 
 // advance runs every iteration that starts before t. An iteration cannot
@@ -175,15 +176,19 @@ func (in *instance) advance(t float64) {
 // step runs one iteration, or a run of decode steps that start before
 // until, and reports false when the engine cannot go on.
 func (in *instance) step(until float64) bool {
-	if in.fast && in.e.decodeRun(until) > 0 {
-		return true
+	if in.fast {
+		if k := in.e.decodeRun(until); k > 0 {
+			in.out.Steps += k
+			return true
+		}
 	}
 	it, ok := in.e.Step()
 	if !ok {
 		return false
 	}
-	in.run.Busy += it.Duration
-	in.addEvent(event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
+	if !in.lone {
+		in.addEvent(event{end: it.End(), tokens: it.Decodes + it.Prefill, requests: in.e.done})
+	}
 	if in.onIter != nil {
 		in.onIter(it)
 	}
@@ -234,11 +239,16 @@ func dispatch(ins []*instance, router Router, order []int, at func(int) float64,
 		for _, in := range ins {
 			in.advance(t)
 		}
-		for i, in := range ins {
-			loads[i] = in.loadAt(t)
+		if len(ins) > 1 {
+			for i, in := range ins {
+				loads[i] = in.loadAt(t)
+			}
 		}
 		for ; g < len(order) && at(order[g]) == t; g++ {
-			k := router.Pick(g, loads)
+			k := 0 // (a lone instance takes every request: no load to read)
+			if len(ins) > 1 {
+				k = router.Pick(g, loads)
+			}
 			in := ins[k]
 			in.run.Requests++
 			in.subs = append(in.subs, order[g])
@@ -321,11 +331,13 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 			if err != nil {
 				return nil, err
 			}
-			in := &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace, fast: !c.Trace && !c.RecordTokens}
+			in := &instance{e: e, run: InstanceRun{Role: role, Index: k}, trace: c.Trace, fast: !c.Trace && !c.RecordTokens, lone: count == 1}
 			if in.fast {
 				e.noItems = true
 				e.allowLazy()
-				e.runHook = in.decodeRun
+				if !in.lone {
+					e.runHook = in.decodeRun
+				}
 			}
 			if sc != nil {
 				// Room for twice an even share; a busier instance grows its own.
@@ -488,7 +500,7 @@ func runDisaggregated(c Cluster, reqs []Request, sc *clusterScratch) (*ClusterOu
 
 	out.Results = res
 	for _, in := range slices.Concat(pre, dec) {
-		in.run.Steps, in.run.End, in.run.Iterations = in.out.Steps, in.out.End, in.out.Iterations
+		in.run.Steps, in.run.End, in.run.Iterations, in.run.Busy = in.out.Steps, in.out.End, in.out.Iterations, in.e.busy
 		out.Steps += in.run.Steps
 		out.End = math.Max(out.End, in.run.End)
 		out.Truncated = out.Truncated || in.out.Truncated

@@ -86,6 +86,7 @@ func (e *Engine) decodeRun(until float64) int {
 		e.iters++
 		prev := e.now
 		e.now += secs
+		e.busy += secs
 		switch {
 		case e.lz.on:
 			done = e.lazyDecode(n, e.now)

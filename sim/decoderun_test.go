@@ -342,6 +342,13 @@ func TestClusterFastPathIsPlainPath(t *testing.T) {
 				}
 				c.Trace = false
 				for i := range plain.Instances {
+					busy := 0.0 // each iteration's duration, summed in order: what Busy is
+					for _, it := range plain.Instances[i].Iterations {
+						busy += it.Duration
+					}
+					if plain.Instances[i].Busy != busy {
+						t.Fatalf("%s at %g req/s: instance %d is busy %v s, its iterations sum to %v", c, rate, i, plain.Instances[i].Busy, busy)
+					}
 					plain.Instances[i].Iterations = nil
 				}
 				if !reflect.DeepEqual(fast.Results, plain.Results) || !reflect.DeepEqual(fast.Placements, plain.Placements) ||

@@ -135,6 +135,7 @@ type Engine struct {
 	// router counts the work and time with it).
 	runHook func(n int, durs, ends []float64, done int)
 	lz      lazyState
+	busy    float64  // seconds spent in iterations, summed in their order
 	done    int      // sequences the last step finished
 	expect  int      // requests a whole-run driver will submit (reserve)
 	sc      *scratch // memory left by the previous run of a search
@@ -601,6 +602,7 @@ func (e *Engine) execute() *Iteration {
 	it.Decodes, it.Prefill = len(decodes), prefillTokens
 	e.iters++
 	e.now += secs
+	e.busy += secs
 	end := e.now
 
 	e.done = 0
