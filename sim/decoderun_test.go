@@ -765,8 +765,9 @@ func TestCancelWhileSettledLazily(t *testing.T) {
 }
 
 // TestLazyClockSlides runs a busy batch that never empties for thousands of
-// decode steps: the decode clock keeps a window of them, not all, and the
-// results are still the plain path's, bit for bit.
+// decode steps: the decode clock keeps a window of them, not all, the queue
+// of those due to finish stays the batch's size, and the results are still
+// the plain path's, bit for bit.
 func TestLazyClockSlides(t *testing.T) {
 	step := lectureStep(t)
 	reqs, _ := Poisson(3000, 30, 512, 64, 1)
@@ -775,8 +776,11 @@ func TestLazyClockSlides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	widest := 0
-	e.runOut(out, func() bool { widest = max(widest, cap(e.lz.ends)); return false })
+	widest, queue, batch := 0, 0, 0
+	e.runOut(out, func() bool {
+		widest, queue, batch = max(widest, cap(e.lz.ends)), max(queue, cap(e.lz.due)), max(batch, len(e.running))
+		return false
+	})
 	out.finish(e)
 	plain := plainRun(t, cfg, reqs)
 	if !reflect.DeepEqual(out.Results, plain.Results) || out.End != plain.End || !reflect.DeepEqual(mergedGaps(out.Gaps), mergedGaps(plain.Gaps)) {
@@ -784,6 +788,9 @@ func TestLazyClockSlides(t *testing.T) {
 	}
 	if e.lz.base == 0 || widest > 1024 || e.lz.n < 8*widest {
 		t.Errorf("the clock did not slide: %d lazy steps, base %d, at most %d ends held", e.lz.n, e.lz.base, widest)
+	}
+	if queue > 2*batch+8 {
+		t.Errorf("the queue of sequences due grew to %d for batches of at most %d", queue, batch)
 	}
 }
 

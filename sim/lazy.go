@@ -141,6 +141,11 @@ func (e *Engine) lazyJoin(s *Seq) {
 	z.fresh++
 	if !z.heap {
 		if len(z.due) == z.head || z.due[len(z.due)-1].due <= s.due {
+			if len(z.due) == cap(z.due) && z.head > 0 { // a full queue moves down before it grows: it stays the batch's size
+				n := copy(z.due, z.due[z.head:])
+				clear(z.due[n:])
+				z.due, z.head = z.due[:n], 0
+			}
 			z.due = append(z.due, s) // still in order: a queue
 			return
 		}

@@ -31,6 +31,16 @@ func (l Lecture) workload(rate float64) ([]Request, error) {
 	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
 }
 
+// values is Values of one metric, in the memory's buffer when there is
+// one: valid until the next call on that memory.
+func (l Lecture) values(rs []Result, m Metric) []float64 {
+	if l.reuse == nil {
+		return Values(rs, m)
+	}
+	l.reuse.vals = valuesInto(l.reuse.vals, rs, m)
+	return l.reuse.vals
+}
+
 // searchWorkload is workload for one search's experiments, one after
 // another: the randomness is drawn once and each call's requests replace
 // the last call's.
@@ -108,12 +118,12 @@ func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	if err != nil {
 		return row, err
 	}
-	row.ColocatedTTFT90 = percentile(Values(col, TTFT), 90)
-	row.ColocatedTPOT90 = percentile(Values(col, TPOT), 90)
+	row.ColocatedTTFT90 = percentile(l.values(col, TTFT), 90)
+	row.ColocatedTPOT90 = percentile(l.values(col, TPOT), 90)
 	pre, _ := l.runReqs(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, reqs, sc)
-	row.PrefillTTFT90 = percentile(Values(pre, TTFT), 90)
+	row.PrefillTTFT90 = percentile(l.values(pre, TTFT), 90)
 	dec, _ := l.runReqs(DecodeOnlyPolicy{}, reqs, sc)
-	row.DecodeTPOT90 = percentile(Values(dec, TPOT), 90)
+	row.DecodeTPOT90 = percentile(l.values(dec, TPOT), 90)
 	return row, nil
 }
 
@@ -231,9 +241,8 @@ func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
 	if err != nil {
 		return Demo4Row{}, err
 	}
-	ttft, tpot := Values(rs, TTFT), Values(rs, TPOT)
-	t50, t90, _ := Percentiles3(ttft)
-	p50, p90, _ := Percentiles3(tpot)
+	t50, t90, _ := Percentiles3(l.values(rs, TTFT))
+	p50, p90, _ := Percentiles3(l.values(rs, TPOT))
 	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
 }
 

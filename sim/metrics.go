@@ -118,8 +118,11 @@ var (
 )
 
 // Values collects m over the completed requests.
-func Values(rs []Result, m Metric) []float64 {
-	out := make([]float64, 0, len(rs))
+func Values(rs []Result, m Metric) []float64 { return valuesInto(nil, rs, m) }
+
+// valuesInto is Values written over dst (grown if short).
+func valuesInto(dst []float64, rs []Result, m Metric) []float64 {
+	out := slices.Grow(dst[:0], len(rs))
 	for i := range rs {
 		if rs[i].Completed() {
 			out = append(out, m(&rs[i]))

@@ -169,6 +169,7 @@ type Scratch struct {
 	run     scratch
 	cluster clusterScratch
 	reqs    []Request // the requests of the runs in progress (see Lecture.workload)
+	vals    []float64 // one metric of a run's results (see Lecture.values)
 }
 
 // runScratch is s's memory for one engine's runs (nil s: a fresh one).
