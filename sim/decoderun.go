@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // The fast path of a whole run. Between arrivals, completions and
 // preemptions a decode-only engine repeats one step: every running sequence
 // decodes one token and the context grows by the batch size. Step would
@@ -163,6 +165,11 @@ func (e *Engine) countGap(gap float64, c int) {
 	if n := len(e.gaps); n > 0 && e.gaps[n-1].Gap == gap {
 		e.gaps[n-1].N += c
 		return
+	}
+	if len(e.gaps) == cap(e.gaps) {
+		// Double: append grows a long list by a quarter at a time, and a
+		// big run's counts would be copied dozens of times (5x their size).
+		e.gaps = slices.Grow(e.gaps, max(len(e.gaps), 64))
 	}
 	e.gaps = append(e.gaps, GapCount{Gap: gap, N: c})
 }
