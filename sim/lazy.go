@@ -166,11 +166,13 @@ func (e *Engine) lazyJoin(s *Seq) {
 	}
 }
 
-// maxLazySteps bounds the decode clock's memory: at that many steps every
-// running sequence is settled and the clock starts again.
+// maxLazySteps bounds the decode clock: at that many steps every running
+// sequence is settled and the clock starts again. The clock slides
+// (lazySlide), but one sequence decoding all along would hold it wide; and
+// the bound keeps a sequence's steps (Seq.from, Seq.due) in an int32, which
+// the next line fails to compile without.
 const maxLazySteps = 1 << 20
 
-// A sequence's steps (Seq.from, Seq.due) fit an int32: this fails to compile if they might not.
 const _ uint32 = math.MaxInt32 - (maxLazySteps + MaxTokens)
 
 // lazyDecode records one decode step of the whole batch of n, ending at
