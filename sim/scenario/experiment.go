@@ -1,0 +1,458 @@
+// Package scenario holds the experiment as a value: what every front end
+// (the CLI's flags, the page's URL and controls, the chapters, the lecture
+// and the lab server) turns its settings into before anything is simulated.
+//
+// An Experiment names a model, a GPU, a profile and the assumptions typed
+// over it, a policy and its budget, the engine's limits, a workload, a
+// cluster (for disaggregation) and an SLO. Knobs is the one table of its
+// settings: each row gives a setting's field accessors, CLI flag, URL key,
+// JSON key, range, step, default, unit and catalogue label key, so a
+// setting is defined once. Build turns a validated experiment into what
+// sim runs. Presets are typed experiments.
+//
+// It may import sim, hwspecs and modelspecs; front ends (cmd, wasm) import it.
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"servelab/hwspecs"
+	"servelab/modelspecs"
+	"servelab/sim"
+)
+
+// Policy names: one per scheduler, on every front end.
+const (
+	PrefillFirst  = "prefill-first"
+	Chunked       = "chunked"
+	PrefillOnly   = "prefill-only"
+	DecodeOnly    = "decode-only"
+	Disaggregated = "disaggregated"
+)
+
+// Policies lists the policy names an experiment accepts.
+var Policies = []string{PrefillFirst, Chunked, PrefillOnly, DecodeOnly, Disaggregated}
+
+// Workload names.
+const (
+	Poisson = "poisson"
+	Lab     = "lab"
+	Trace   = "trace"
+)
+
+// Workloads lists the workload names an experiment accepts.
+var Workloads = []string{Poisson, Lab, Trace}
+
+// Assumption is a bit set of the step model's assumptions; Experiment.Typed
+// says which of them the user typed, so they override the profile's values.
+type Assumption uint8
+
+const (
+	TypedEffCompute Assumption = 1 << iota
+	TypedEffMem
+	TypedOverhead
+	TypedDtype
+)
+
+// Experiment is one simulation, described completely. The zero value is not
+// useful: start from Default (or a preset) and set fields.
+type Experiment struct {
+	// Model is a catalogue name, or Custom's name when Custom is set.
+	Model string
+	// Custom is a model read from a Hugging Face config.json (the CLI's
+	// --model-config, an upload in the page); nil: the catalogue's Model.
+	Custom *modelspecs.Model
+	GPU    string
+	// Profile names the step model's profile: a built-in one, or Loaded's name.
+	Profile string
+	// Loaded is a profile read from a file (the CLI's --profile FILE, an
+	// upload or a calibration in the page); nil: Profile is built in.
+	Loaded *sim.Profile
+
+	// The step model's assumptions: they replace the profile's values only
+	// where Typed says they were typed (DtypeBytes otherwise follows the
+	// checkpoint: 1 for an FP8 config.json).
+	EffCompute, EffMem float64
+	Overhead           float64 // seconds per iteration
+	DtypeBytes         float64
+	TP                 int
+	Typed              Assumption
+
+	Policy string
+	// Budget is vLLM's max_num_batched_tokens: chunked's per-step token
+	// budget (decodes included unless ExcludeDecodes), and the most prefill
+	// tokens in one step of prefill-first and prefill instances. 0: the
+	// policy's default (2048 chunked, 32768 otherwise).
+	Budget         int
+	ExcludeDecodes bool
+
+	// Engine limits (none when Ideal: the lecture's engine).
+	Ideal       bool
+	MaxSeqs     int
+	BlockSize   int
+	Utilization float64
+	Preempt     bool // KV cache full: preempt and recompute (else reserve and wait)
+
+	Workload string
+	// Poisson: Requests arrivals at Rate, lengths fixed at Prompt and
+	// Output, or drawn by LengthDist with Spread (the page's knob), or by
+	// PromptDist/OutputDist in sim.ParseLengths' forms (they win).
+	Rate                   float64
+	Requests               int
+	Prompt, Output         int
+	LengthDist             string // fixed, uniform or lognormal
+	Spread                 float64
+	PromptDist, OutputDist string
+	Seed                   uint64
+	// Lab is the lab's closed loop (run.py's flags).
+	Lab sim.LabWorkload
+	// TraceReqs are a replayed trace's requests (TraceName says whence).
+	TraceReqs []sim.Request
+	TraceName string
+
+	// Disaggregated deployment: PrefillGPUs + DecodeGPUs instances, KV over
+	// a link of LinkGBs GB/s (0: the GPU's), a router.
+	PrefillGPUs, DecodeGPUs int
+	LinkGBs                 float64
+	Router                  string
+
+	SLO        sim.SLO
+	Attainment float64
+
+	// Probe is one step priced alone (servelab step, the page's demo 1).
+	Probe Probe
+}
+
+// Probe is one iteration: Batch decodes at Context each, plus a Prefill-token prompt.
+type Probe struct{ Batch, Context, Prefill int }
+
+// Default is the experiment every knob's default describes: the lecture's
+// colocated H100 with Llama-3.1-8B.
+func Default() Experiment {
+	var x Experiment
+	for i := range Knobs {
+		Knobs[i].reset(&x)
+	}
+	return x
+}
+
+// Lengths are the prompt and output length distributions of the Poisson
+// workload.
+func (x *Experiment) Lengths() (prompt, output sim.Lengths, err error) {
+	mk := func(n int, spec, flag string) (sim.Lengths, error) {
+		if spec != "" {
+			l, err := sim.ParseLengths(spec)
+			if err != nil {
+				return l, fmt.Errorf("%s: %w", flag, err)
+			}
+			return l, nil
+		}
+		sp := x.Spread
+		switch x.LengthDist {
+		case "uniform":
+			sp = math.Min(sp, 0.95)
+			return sim.Lengths{Kind: "uniform", Min: max(1, int(math.Round(float64(n)*(1-sp)))), Max: max(1, int(math.Round(float64(n)*(1+sp))))}, nil
+		case "lognormal":
+			return sim.Lengths{Kind: "lognormal", Mu: math.Log(float64(n)), Sigma: sp, Min: 1, Max: 4 * n}, nil
+		}
+		return sim.Fixed(n), nil
+	}
+	if prompt, err = mk(x.Prompt, x.PromptDist, "--prompt-dist"); err != nil {
+		return
+	}
+	output, err = mk(x.Output, x.OutputDist, "--output-dist")
+	return
+}
+
+// RequestsAt builds the open-loop workload at rate: Poisson arrivals, or a
+// copy of the trace's requests.
+func (x *Experiment) RequestsAt(rate float64) ([]sim.Request, error) {
+	if x.Workload == Trace {
+		if x.TraceReqs == nil {
+			return nil, errors.New("the trace workload needs a trace file (CSV or JSONL: arrival, prompt, output)")
+		}
+		return append([]sim.Request(nil), x.TraceReqs...), nil
+	}
+	p, o, err := x.Lengths()
+	if err != nil {
+		return nil, err
+	}
+	return sim.PoissonLengths(x.Requests, rate, p, o, x.Seed)
+}
+
+// profile is the experiment's profile before typed assumptions.
+func (x *Experiment) profile() (*sim.Profile, error) {
+	if x.Loaded != nil && (x.Profile == "" || strings.EqualFold(x.Profile, x.Loaded.Name)) {
+		return x.Loaded, nil
+	}
+	name := x.Profile
+	if name == "" {
+		name = sim.DefaultProfile
+	}
+	return sim.BuiltinProfile(name)
+}
+
+// ActiveProfile is the profile the experiment simulates with, before the
+// typed assumptions are laid over it.
+func (x *Experiment) ActiveProfile() (*sim.Profile, error) { return x.profile() }
+
+// model is the experiment's model shape.
+func (x *Experiment) model() (modelspecs.Model, error) {
+	if x.Custom != nil {
+		return *x.Custom, nil
+	}
+	return modelspecs.Get(x.Model)
+}
+
+// StepModel builds the step model: the profile's physics and constants for
+// the GPU, with the typed assumptions over them. A typed overhead also
+// scales the profile's per-sequence and per-request CPU costs (so overhead
+// 0 is the GPU alone). It returns the profile it applied too.
+func (x *Experiment) StepModel() (sim.StepModel, *sim.Profile, error) {
+	m, err := x.model()
+	if err != nil {
+		return sim.StepModel{}, nil, err
+	}
+	g, err := hwspecs.Get(x.GPU)
+	if err != nil {
+		return sim.StepModel{}, nil, err
+	}
+	if !(x.EffCompute > 0 && x.EffMem > 0 && x.DtypeBytes > 0 && x.TP > 0 && x.Overhead >= 0) {
+		return sim.StepModel{}, nil, fmt.Errorf("eff_compute, eff_mem, dtype_bytes and tp must be positive (overhead non-negative), got %g, %g, %g, %d (%g)",
+			x.EffCompute, x.EffMem, x.DtypeBytes, x.TP, x.Overhead)
+	}
+	own, err := x.profile()
+	if err != nil {
+		return sim.StepModel{}, nil, err
+	}
+	prof := own
+	for _, k := range assumptionKnobs {
+		if x.Typed&k.bit == 0 {
+			continue
+		}
+		if prof, err = prof.With(g.Name, k.constant, k.get(x), k.source()); err != nil {
+			return sim.StepModel{}, nil, fmt.Errorf("%s: %w", k.source(), err)
+		}
+	}
+	if x.Typed&TypedOverhead != 0 {
+		if prof, err = scaleCPU(prof, own, g.Name, x.Overhead); err != nil {
+			return sim.StepModel{}, nil, err
+		}
+	}
+	dtype := x.DtypeBytes
+	if x.Typed&TypedDtype == 0 && m.DtypeBytes > 0 {
+		dtype = m.DtypeBytes // the checkpoint says (an FP8 config)
+	}
+	step, err := prof.Apply(sim.StepModel{Model: m, GPU: g, DtypeBytes: dtype, TP: x.TP})
+	return step, prof, err
+}
+
+// assumption ties a typed bit to its profile constant and flag.
+type assumption struct {
+	bit      Assumption
+	constant string
+	flag     string
+	get      func(*Experiment) float64
+}
+
+// source is how a typed assumption is named in a profile's sources.
+func (a assumption) source() string { return "--" + a.flag }
+
+// assumptionKnobs are the assumptions a profile holds as constants.
+var assumptionKnobs = []assumption{
+	{TypedEffCompute, "eff_compute", "eff-compute", func(x *Experiment) float64 { return x.EffCompute }},
+	{TypedEffMem, "eff_mem", "eff-mem", func(x *Experiment) float64 { return x.EffMem }},
+	{TypedOverhead, "overhead", "overhead", func(x *Experiment) float64 { return x.Overhead }},
+}
+
+// scaleCPU scales the profile's per-sequence and per-request costs for gpu
+// by the ratio of a typed overhead to the profile's own (to zero when the
+// typed overhead is zero); own is the profile before any typed assumption.
+func scaleCPU(prof, own *sim.Profile, gpu string, typed float64) (*sim.Profile, error) {
+	var ownOverhead float64
+	var costs []sim.ResolvedConstant
+	for _, c := range own.Resolve(gpu) {
+		switch c.Name {
+		case "overhead":
+			ownOverhead = c.Value
+		case "seq_cost", "req_cost":
+			costs = append(costs, c)
+		}
+	}
+	var err error
+	for _, c := range costs {
+		v := 0.0
+		if typed > 0 && ownOverhead > 0 {
+			v = c.Value * typed / ownOverhead
+		} else if typed > 0 {
+			v = c.Value
+		}
+		if prof, err = prof.With(gpu, c.Name, v, fmt.Sprintf("%s x --overhead/profile overhead (%g/%g)", c.Source, typed, ownOverhead)); err != nil {
+			return nil, err
+		}
+	}
+	return prof, nil
+}
+
+// policy builds the scheduler the experiment names for one colocated
+// engine (disaggregated: its instances' limits are built with prefill-only).
+func (x *Experiment) policy() (sim.Policy, error) {
+	name := x.Policy
+	if name == Disaggregated {
+		name = PrefillOnly
+	}
+	if x.Budget < 0 || x.Budget > sim.MaxTokens {
+		return nil, fmt.Errorf("--budget must be in 1..%d tokens, got %d", sim.MaxTokens, x.Budget)
+	}
+	p, err := sim.NewPolicy(name, x.Budget)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := p.(sim.Chunked); ok {
+		c.ExcludeDecodes = x.ExcludeDecodes
+		p = c
+	}
+	return p, nil
+}
+
+// Config builds the colocated engine: step model, policy and limits. The
+// weights must fit even in the ideal engine (a 70B model never runs
+// silently on one GPU).
+func (x *Experiment) Config() (sim.Config, error) {
+	step, _, err := x.StepModel()
+	if err != nil {
+		return sim.Config{}, err
+	}
+	return x.ConfigFor(step)
+}
+
+// ConfigFor is Config on a step model already built.
+func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
+	if !(x.Utilization > 0 && x.Utilization <= 1) {
+		return sim.Config{}, fmt.Errorf("--gpu-memory-utilization must be in (0, 1], got %g", x.Utilization)
+	}
+	if x.BlockSize < 1 || x.BlockSize > 1<<16 {
+		return sim.Config{}, fmt.Errorf("--block-size must be in 1..65536 tokens, got %d", x.BlockSize)
+	}
+	p, err := x.policy()
+	if err != nil {
+		return sim.Config{}, err
+	}
+	cfg := sim.Config{Step: step, Policy: p}
+	blocks, err := sim.MemorySplit{Utilization: x.Utilization, BlockSize: x.BlockSize}.KVBlocks(step)
+	if err != nil {
+		return cfg, err
+	}
+	if x.Ideal {
+		return cfg, nil
+	}
+	if x.MaxSeqs < 1 || x.MaxSeqs > sim.MaxRequests {
+		return cfg, fmt.Errorf("--max-seqs must be in 1..%d, got %d", sim.MaxRequests, x.MaxSeqs)
+	}
+	cfg.Limits = sim.Limits{MaxSeqs: x.MaxSeqs, KVBlocks: blocks, BlockSize: x.BlockSize, Preempt: x.Preempt}
+	return cfg, nil
+}
+
+// ClusterFor builds the disaggregated deployment on step: each instance
+// has the experiment's limits; prefill instances take Budget as their most
+// prefill tokens per step.
+func (x *Experiment) ClusterFor(step sim.StepModel) (sim.Cluster, error) {
+	cfg, err := x.ConfigFor(step)
+	if err != nil {
+		return sim.Cluster{}, err
+	}
+	router, err := sim.ParseRouter(x.Router)
+	if err != nil {
+		return sim.Cluster{}, err
+	}
+	// Below 10 MB/s a KV transfer takes longer than any serving question cares about.
+	if !(x.LinkGBs == 0 || x.LinkGBs >= 0.01 && x.LinkGBs <= 1e6) {
+		return sim.Cluster{}, fmt.Errorf("--link-gbs must be 0 (the GPU's link) or in [0.01, 1e6] GB/s, got %g", x.LinkGBs)
+	}
+	return sim.Cluster{Step: step, Prefill: x.PrefillGPUs, Decode: x.DecodeGPUs, LinkBW: x.LinkGBs * 1e9,
+		Router: router, Limits: cfg.Limits, PrefillMaxTokens: x.Budget}, nil
+}
+
+// Validate checks the experiment's names and how its settings combine;
+// Build reports the errors that need the step model (weights that do not
+// fit, limits out of range).
+func (x *Experiment) Validate() error {
+	if !contains(Policies, x.Policy) {
+		return fmt.Errorf("unknown policy %q; valid: %s", x.Policy, strings.Join(Policies, ", "))
+	}
+	if !contains(Workloads, x.Workload) {
+		return fmt.Errorf("unknown workload %q; valid: %s", x.Workload, strings.Join(Workloads, ", "))
+	}
+	if x.Workload == Lab {
+		if x.Policy == Disaggregated {
+			return errors.New("the lab workload runs on one engine; --policy disaggregated takes Poisson arrivals or a --trace")
+		}
+		if err := x.Lab.Validate(); err != nil {
+			return err
+		}
+	}
+	switch x.LengthDist {
+	case "fixed", "uniform", "lognormal":
+	default:
+		return fmt.Errorf("unknown length distribution %q; valid: fixed, uniform, lognormal", x.LengthDist)
+	}
+	return nil
+}
+
+// Built is what sim runs for an experiment.
+type Built struct {
+	Step    sim.StepModel
+	Profile *sim.Profile // the profile applied, typed assumptions included
+	// Config is the colocated engine (for a disaggregated experiment: one
+	// instance's limits, as Cluster has them).
+	Config sim.Config
+	// Cluster is the disaggregated deployment; nil when colocated.
+	Cluster *sim.Cluster
+}
+
+// Build validates the experiment and builds its step model, engine and
+// (when disaggregated) cluster. Workloads are built apart, at a rate
+// (RequestsAt) or as the lab's closed loop (Lab).
+func (x *Experiment) Build() (*Built, error) {
+	if err := x.Validate(); err != nil {
+		return nil, err
+	}
+	step, prof, err := x.StepModel()
+	if err != nil {
+		return nil, err
+	}
+	b := &Built{Step: step, Profile: prof}
+	if x.Policy == Disaggregated {
+		c, err := x.ClusterFor(step)
+		if err != nil {
+			return nil, err
+		}
+		b.Cluster = &c
+		b.Config = sim.Config{Step: step, Limits: c.Limits}
+		return b, nil
+	}
+	if b.Config, err = x.ConfigFor(step); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// PolicyName is how the experiment's scheduler reads in a summary.
+func (b *Built) PolicyName() string {
+	if b.Cluster != nil {
+		return "disaggregated " + b.Cluster.String()
+	}
+	return b.Config.Policy.Name()
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
