@@ -218,7 +218,7 @@ var lab = sim.DefaultLab()
 var Knobs = []Knob{
 	// The workload's name and the scheduler.
 	choice(Knob{Name: "workload", Flag: "workload", URL: "workload", Group: WorkloadGroup, DefS: Poisson,
-		Usage: "poisson (open loop, --rate), lab (run.py's closed loop with an injected long prompt) or trace (--trace FILE)",
+		Usage:   "poisson (open loop, --rate), lab (run.py's closed loop with an injected long prompt) or trace (--trace FILE)",
 		Choices: func() []string { return Workloads }},
 		text(func(x *Experiment) *string { return &x.Workload })),
 	choice(Knob{Name: "policy", Flag: "policy", URL: "policy", Group: EngineGroup, DefS: PrefillFirst,
