@@ -18,9 +18,8 @@ func init() {
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("calibrate", "FILE.json [more.json ...] [--base lecture|vllm|PROFILE.json] [--policy P --budget B] [-o out.json] [--json]", stderr)
-	sf := addStepFlags(fs)
-	fs.StringVar(&sf.profile, "base", sim.DefaultProfile, "the profile whose physics the fit stays within and whose other constants it keeps (lecture, vllm or a file); same as --profile")
-	ef := addEngineFlags(fs)
+	ef := addExperimentFlags(fs, engineGroups)
+	fs.Var(fs.Lookup("profile").Value, "base", "the profile whose physics the fit stays within and whose other constants it keeps (lecture, vllm or a file); same as --profile")
 	out := fs.String("o", "", "write the calibrated profile to this file (then: servelab sim --profile FILE)")
 	free := fs.String("constants", "", "constants to fit, comma-separated (default: the base profile's calibrates list, or eff_compute,eff_mem,overhead)")
 	asJSON := fs.Bool("json", false, "print JSON: the fitted constants under the flags' names (eff_compute, eff_mem, overhead), figures, residuals")
@@ -32,7 +31,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("calibrate needs one or more measured files")
 	}
-	step, err := sf.stepModel()
+	step, err := ef.stepModel()
 	if err != nil {
 		return err
 	}
@@ -48,7 +47,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		evidence = append(evidence, ev)
 	}
-	base := sf.resolved
+	base := ef.resolved
 	names := base.Calibrates
 	if *free != "" {
 		names = strings.Split(*free, ",")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // cli runs servelab in-process and returns its exit code and outputs.
@@ -226,8 +227,8 @@ func TestDemoInterferenceJSON(t *testing.T) {
 
 // BenchmarkDemoInterference is the whole `servelab demo interference`: all four demos, goodput searches included.
 func BenchmarkDemoInterference(b *testing.B) {
-	step, err := (&stepFlags{model: "Llama-3.1-8B", gpu: "H100-SXM", effCompute: sim.DefaultEffCompute, effMem: sim.DefaultEffMem,
-		overhead: sim.DefaultOverhead, dtypeBytes: 2, tp: 1}).stepModel()
+	x := scenario.Default()
+	step, _, err := x.StepModel()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 func init() {
@@ -17,14 +18,10 @@ func init() {
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "interference [flags]", stderr)
-	sf := addStepFlags(fs)
+	ef := addExperimentFlags(fs, scenario.StepGroup)
+	scenario.BindKnobs(fs, &ef.x, "requests", "prompt", "output", "seed", "ttft-slo", "tpot-slo")
 	asJSON := fs.Bool("json", false, "print JSON instead of tables")
-	n := fs.Int("requests", 1500, "requests per simulated run")
-	prompt := fs.Int("prompt", 512, "prompt tokens")
-	output := fs.Int("output", 64, "output tokens")
-	seed := fs.Uint64("seed", 0, "workload seed")
-	ttft := fs.Float64("ttft-slo", 0.1, "demo 3 TTFT objective, seconds")
-	tpot := fs.Float64("tpot-slo", 0.015, "demo 3 TPOT objective, seconds")
+	x := &ef.x
 	if len(args) == 0 || args[0] != "interference" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fs.Usage()
@@ -36,23 +33,23 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	step, err := sf.stepModel()
+	step, err := ef.stepModel()
 	if err != nil {
 		return err
 	}
-	if _, err := sim.Poisson(*n, 1, *prompt, *output, *seed); err != nil {
+	if _, err := sim.Poisson(x.Requests, 1, x.Prompt, x.Output, x.Seed); err != nil {
 		return err
 	}
-	if !(*ttft > 0 && *tpot > 0) {
-		return fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", *ttft, *tpot)
+	if !(x.SLO.TTFT > 0 && x.SLO.TPOT > 0) {
+		return fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", x.SLO.TTFT, x.SLO.TPOT)
 	}
-	if *n <= 5000 {
+	if x.Requests <= 5000 {
 		// A lecture-sized demo allocates a few tens of MB in all (its runs
 		// reuse their memory): collecting that costs a fifth of the demo.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
-	lec := sim.Lecture{Step: step, N: *n, Prompt: *prompt, Output: *output, Seed: *seed}
-	res, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: *ttft, TPOT: *tpot}))
+	lec := sim.Lecture{Step: step, N: x.Requests, Prompt: x.Prompt, Output: x.Output, Seed: x.Seed}
+	res, err := computeInterference(lec, sim.LectureDemos(x.SLO))
 	if err != nil {
 		return err
 	}

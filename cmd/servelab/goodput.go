@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 func init() {
@@ -13,39 +14,33 @@ func init() {
 
 func runGoodput(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("goodput", "--policy P --ttft-slo S --tpot-slo S [--attainment 0.9] [--json]", stderr)
-	sf := addStepFlags(fs)
-	ef := addEngineFlags(fs)
-	cf := addClusterFlags(fs)
-	wf := addWorkloadFlags(fs)
-	ttft := fs.Float64("ttft-slo", 0.1, "TTFT objective, seconds (0: not checked)")
-	tpot := fs.Float64("tpot-slo", 0.015, "TPOT objective, seconds (0: not checked)")
-	target := fs.Float64("attainment", 0.9, "fraction of requests that must meet the objectives")
+	ef := addExperimentFlags(fs, goodputGroups)
 	hi := fs.Float64("max-rate", 0, "search ceiling, req/s (default 400, or 2000 for decode-only)")
 	searchGPUs := fs.Int("search-gpus", 0, "disaggregated: find the best prefill:decode split with at most this many GPUs (the lecture's demo 3)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if wf.trace != "" {
+	if ef.trace != "" {
 		return fmt.Errorf("--trace fixes the arrival times; goodput searches over Poisson rates")
 	}
 	limitMemory()
-	if !(*ttft >= 0 && *tpot >= 0 && *ttft+*tpot > 0) {
-		return fmt.Errorf("give a non-negative --ttft-slo and --tpot-slo, at least one positive; got %g and %g", *ttft, *tpot)
+	slo, target := ef.x.SLO, ef.x.Attainment
+	if !(slo.TTFT >= 0 && slo.TPOT >= 0 && slo.TTFT+slo.TPOT > 0) {
+		return fmt.Errorf("give a non-negative --ttft-slo and --tpot-slo, at least one positive; got %g and %g", slo.TTFT, slo.TPOT)
 	}
-	step, err := sf.stepModel()
+	step, err := ef.stepModel()
 	if err != nil {
 		return err
 	}
 	// Every rate tried runs the same requests (the lengths do not depend on the rate).
-	if reqs, err := wf.requestsAt(1); err != nil {
+	if reqs, err := ef.requestsAt(1); err != nil {
 		return err
-	} else if err := checkOpenLoop(reqs, wf.source()); err != nil {
+	} else if err := checkOpenLoop(reqs, ef.source()); err != nil {
 		return err
 	}
-	slo := sim.SLO{TTFT: *ttft, TPOT: *tpot}
-	if ef.policy == "disaggregated" {
-		return disaggregatedGoodput(cf, ef, wf, step, slo, *target, *hi, *searchGPUs, *asJSON, stdout)
+	if ef.x.Policy == scenario.Disaggregated {
+		return disaggregatedGoodput(ef, step, slo, target, *hi, *searchGPUs, *asJSON, stdout)
 	}
 	cfg, err := ef.config(step)
 	if err != nil {
@@ -58,16 +53,16 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 			ceiling = 2000
 		}
 	}
-	rate, saturated, err := sim.InstanceGoodput(cfg, wf.requestsAt, slo, *target, ceiling)
+	rate, saturated, err := sim.InstanceGoodput(cfg, ef.requestsAt, slo, target, ceiling)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"rate": rate, "saturated": saturated, "policy": cfg.Policy.Name(),
-			"ttft_slo": slo.TTFT, "tpot_slo": slo.TPOT, "attainment": *target, "gpus": step.TP, "rate_per_gpu": rate / float64(step.TP)})
+			"ttft_slo": slo.TTFT, "tpot_slo": slo.TPOT, "attainment": target, "gpus": step.TP, "rate_per_gpu": rate / float64(step.TP)})
 	}
 	fmt.Fprintf(stdout, "goodput %.1f req/s (%s, %s on %s x%d; TTFT <= %s, TPOT <= %s for %.0f%% of requests)\n",
-		rate, cfg.Policy.Name(), step.Model.Name, step.GPU.Name, step.TP, ms(slo.TTFT), ms(slo.TPOT), *target*100)
+		rate, cfg.Policy.Name(), step.Model.Name, step.GPU.Name, step.TP, ms(slo.TTFT), ms(slo.TPOT), target*100)
 	if saturated {
 		fmt.Fprintf(stdout, "  the objective holds even at the ceiling %.0f req/s: raise --max-rate to find the knee\n", ceiling)
 	}
@@ -76,8 +71,8 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 
 // disaggregatedGoodput is goodput for x prefill + y decode instances, or with
 // searchGPUs > 0 the lecture's search for the best split under that many GPUs.
-func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, step sim.StepModel, slo sim.SLO, target, hi float64, searchGPUs int, asJSON bool, stdout io.Writer) error {
-	c, err := cf.cluster(ef, step)
+func disaggregatedGoodput(ef *expFlags, step sim.StepModel, slo sim.SLO, target, hi float64, searchGPUs int, asJSON bool, stdout io.Writer) error {
+	c, err := ef.cluster(step)
 	if err != nil {
 		return err
 	}
@@ -87,7 +82,7 @@ func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, 
 	if hi == 0 {
 		hi = 400
 	}
-	wl := sim.Workload(wf.requestsAt)
+	wl := sim.Workload(ef.requestsAt)
 	if searchGPUs > 0 {
 		gPre, gDec, err := sim.PhaseGoodputs(c, wl, slo, target, hi, 5*hi)
 		if err != nil {
@@ -112,7 +107,7 @@ func disaggregatedGoodput(cf *clusterFlags, ef *engineFlags, wf *workloadFlags, 
 			// The search's ceiling is no rate the cluster was shown to sustain.
 			fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated: saturated, the objective still holds at the search ceiling %.1f req/s, so the goodput is not found\n",
 				searchGPUs, c.Prefill, c.Decode, best.Total, best.PerGPU, total)
-			fmt.Fprintf(stdout, "  %d requests are too few to load %d instances: raise --requests to find the knee\n", wf.requests, c.Prefill+c.Decode)
+			fmt.Fprintf(stdout, "  %d requests are too few to load %d instances: raise --requests to find the knee\n", ef.x.Requests, c.Prefill+c.Decode)
 			return nil
 		}
 		fmt.Fprintf(stdout, "best split within %d GPUs: %dP+%dD, %.1f req/s by arithmetic (%.1f per GPU); simulated %.1f req/s (%.1f per GPU)\n",

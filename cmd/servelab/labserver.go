@@ -25,8 +25,7 @@ const apiKeyEnv = "SERVELAB_API_KEY"
 
 // labServerFlags configure a simulated lab server (also embedded by `serve`).
 type labServerFlags struct {
-	step           *stepFlags
-	engine         *engineFlags
+	engine         *expFlags
 	served         string
 	maxModelLen    int
 	timeScale      float64
@@ -37,7 +36,7 @@ type labServerFlags struct {
 }
 
 func addLabServerFlags(fs *flag.FlagSet) *labServerFlags {
-	f := &labServerFlags{step: addStepFlags(fs), engine: addEngineFlags(fs)}
+	f := &labServerFlags{engine: addExperimentFlags(fs, engineGroups)}
 	fs.StringVar(&f.served, "served-model-name", "", "model id the API serves (default: --model)")
 	fs.IntVar(&f.maxModelLen, "max-model-len", 0, "longest prompt + max_tokens accepted; longer gets HTTP 400 as in vLLM (default: the model's context)")
 	fs.Float64Var(&f.timeScale, "time-scale", 1, "wall seconds per simulated second (2 = half speed, 0.5 = double speed)")
@@ -56,7 +55,7 @@ func (f *labServerFlags) server() (*labserver.Server, error) {
 	if f.timeScale == 0 || f.streamInterval == 0 || f.tokensPerWord == 0 {
 		return nil, errors.New("--time-scale, --stream-interval and --tokens-per-word must be positive")
 	}
-	step, err := f.step.stepModel()
+	step, err := f.engine.stepModel()
 	if err != nil {
 		return nil, err
 	}

@@ -96,9 +96,38 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: servelab %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
+		printDefaults(fs, stderr)
 	}
 	return fs
+}
+
+// printDefaults is flag.PrintDefaults, naming a knob flag's type as the
+// flag package names its own (int, float, string) rather than "value".
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if t, ok := f.Value.(interface{ TypeName() string }); ok {
+			name = t.TypeName()
+		}
+		line := "  -" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if len(line) <= 4 { // a one-letter flag fits on the line, as the flag package puts it
+			line += "\t"
+		} else {
+			line += "\n    \t"
+		}
+		line += strings.ReplaceAll(usage, "\n", "\n    \t")
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			if name == "string" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 // parse parses flags and rejects stray positional arguments.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // benchLike reads --like's file when it is a benchmark tool's result (nil
@@ -72,11 +73,11 @@ type benchLikeJSON struct {
 	Notes     []string           `json:"notes,omitempty"`
 }
 
-func runBenchLike(b *sim.BenchRun, note string, ef *engineFlags, wf *workloadFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
-	if ef.policy == "disaggregated" {
+func runBenchLike(b *sim.BenchRun, note string, ef *expFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
+	if ef.x.Policy == scenario.Disaggregated {
 		return fmt.Errorf("--like with a benchmark file runs on one engine; --policy disaggregated takes Poisson arrivals or a --trace")
 	}
-	w, err := b.Workload(wf.prompt, wf.output, wf.seed)
+	w, err := b.Workload(ef.x.Prompt, ef.x.Output, ef.x.Seed)
 	if err != nil {
 		return fmt.Errorf("--like %s: %w", b.Label, err)
 	}

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 func init() {
@@ -42,93 +42,19 @@ type simFigures struct {
 	RejectedWhy string  `json:"rejected_reason,omitempty"`
 }
 
-// workloadFlags describe the open-loop workload.
-type workloadFlags struct {
-	rate                float64
-	requests            int
-	prompt, output      int
-	promptDist, outDist string
-	trace, traceUnit    string
-	seed                uint64
-}
-
-func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
-	w := &workloadFlags{}
-	fs.Float64Var(&w.rate, "rate", 10, "Poisson arrival rate, requests/s")
-	fs.IntVar(&w.requests, "requests", 1500, "requests to simulate")
-	fs.IntVar(&w.prompt, "prompt", 512, "prompt tokens (fixed)")
-	fs.IntVar(&w.output, "output", 64, "output tokens (fixed)")
-	fs.StringVar(&w.promptDist, "prompt-dist", "", "prompt length distribution instead of --prompt: N, uniform:LO,HI or lognormal:MU,SIGMA,LO,HI")
-	fs.StringVar(&w.outDist, "output-dist", "", "output length distribution instead of --output (same forms)")
-	fs.StringVar(&w.trace, "trace", "", "replay a trace file (CSV or JSONL: arrival, prompt, output) instead of Poisson arrivals")
-	fs.StringVar(&w.traceUnit, "trace-unit", "", "numeric trace arrivals are s, ms or us (default: seconds, or ms for *_ms columns and Mooncake's timestamp)")
-	fs.Uint64Var(&w.seed, "seed", 0, "workload seed")
-	return w
-}
-
-// requests builds the open-loop workload at the given rate.
-func (w *workloadFlags) requestsAt(rate float64) ([]sim.Request, error) {
-	if w.trace != "" {
-		return readTraceFile(w.trace, w.traceUnit)
-	}
-	p, o := sim.Fixed(w.prompt), sim.Fixed(w.output)
-	var err error
-	if w.promptDist != "" {
-		if p, err = sim.ParseLengths(w.promptDist); err != nil {
-			return nil, fmt.Errorf("--prompt-dist: %w", err)
-		}
-	}
-	if w.outDist != "" {
-		if o, err = sim.ParseLengths(w.outDist); err != nil {
-			return nil, fmt.Errorf("--output-dist: %w", err)
-		}
-	}
-	return sim.PoissonLengths(w.requests, rate, p, o, w.seed)
-}
-
-// source names the flags that set the workload's size, for messages.
-func (w *workloadFlags) source() string {
-	switch {
-	case w.trace != "":
-		return "the requests of --trace " + w.trace
-	case w.outDist != "":
-		return fmt.Sprintf("--requests %d x --output-dist %s", w.requests, w.outDist)
-	}
-	return fmt.Sprintf("--requests %d x --output %d", w.requests, w.output)
-}
-
-// maxSpan bounds the simulated seconds a Poisson workload may spread over:
-// at 1e8 s a float64 clock still resolves 15 ns, while at --rate 1e-14 the
-// arrivals lie near 1e17 s, where a whole step rounds away and TTFT and
-// TPOT print as 0.00 ms.
-const maxSpan = 1e8
-
-// checkRate refuses a --rate so low that the workload's arrivals outrun the
-// clock's precision.
-func (w *workloadFlags) checkRate() error {
-	if w.trace != "" || !(w.rate > 0) || w.requests < 1 {
-		return nil // a trace has its own times; sim.PoissonLengths names other bad values
-	}
-	if span := float64(w.requests) / w.rate; span > maxSpan {
-		return fmt.Errorf("--rate %g req/s spreads %d requests over about %.2g simulated seconds, beyond what the clock resolves: use --rate >= %.2g",
-			w.rate, w.requests, span, float64(w.requests)/maxSpan)
-	}
-	return nil
-}
-
 func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim", "[--workload poisson|lab] [flags] [--json]", stderr)
-	sf := addStepFlags(fs)
-	ef := addEngineFlags(fs)
-	cf := addClusterFlags(fs)
-	wf := addWorkloadFlags(fs)
+	ef := addExperimentFlags(fs, simGroups)
 	lf := addLabFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	limitMemory()
-	step, err := sf.stepModel()
+	if err := ef.checkWorkload(); err != nil {
+		return err
+	}
+	step, err := ef.stepModel()
 	if err != nil {
 		return err
 	}
@@ -138,26 +64,26 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if b != nil {
-			return runBenchLike(b, note, ef, wf, step, *asJSON, stdout)
+			return runBenchLike(b, note, ef, step, *asJSON, stdout)
 		}
 	}
-	if lf.active() {
+	if ef.x.Workload == scenario.Lab || lf.like != "" {
 		return runLabSim(lf, ef, step, *asJSON, stdout)
 	}
-	if err := wf.checkRate(); err != nil {
+	if err := ef.checkRate(); err != nil {
 		return err
 	}
-	reqs, err := wf.requestsAt(wf.rate)
+	reqs, err := ef.requestsAt(ef.x.Rate)
 	if err != nil {
 		return err
 	}
-	if err := checkOpenLoop(reqs, wf.source()); err != nil {
+	if err := checkOpenLoop(reqs, ef.source()); err != nil {
 		return err
 	}
 	var out *sim.Outcome
-	policy := ef.policy
-	if policy == "disaggregated" {
-		c, err := cf.cluster(ef, step)
+	policy := ef.x.Policy
+	if policy == scenario.Disaggregated {
+		c, err := ef.cluster(step)
 		if err != nil {
 			return err
 		}

@@ -8,45 +8,31 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
-// labFlags are `servelab sim --workload lab`'s knobs: run.py's flags, same
-// names and defaults, or a measured file's config via --like.
+// labFlags are `servelab sim`'s lab options beside the workload's knobs:
+// a measured file to take the workload from, the summary's label, a file
+// to save the run to.
 type labFlags struct {
-	workload string
-	w        sim.LabWorkload
-	like     string
-	label    string
-	save     string
+	like  string
+	label string
+	save  string
 }
 
 func addLabFlags(fs *flag.FlagSet) *labFlags {
-	f := &labFlags{w: sim.DefaultLab()}
-	fs.StringVar(&f.workload, "workload", "poisson", "poisson (open loop, --rate) or lab (run.py's closed loop with an injected long prompt)")
-	fs.IntVar(&f.w.ShortConcurrency, "short-concurrency", f.w.ShortConcurrency, "lab: short requests kept in flight")
-	fs.IntVar(&f.w.ShortInputLen, "short-input-len", f.w.ShortInputLen, "lab: prompt tokens of the short requests")
-	fs.IntVar(&f.w.ShortOutputLen, "short-output-len", f.w.ShortOutputLen, "lab: output tokens of the short requests")
-	fs.IntVar(&f.w.LongInputLen, "long-input-len", f.w.LongInputLen, "lab: prompt tokens of the injected long request")
-	fs.IntVar(&f.w.LongOutputLen, "long-output-len", f.w.LongOutputLen, "lab: output tokens of the long request")
-	fs.IntVar(&f.w.LongCount, "long-count", f.w.LongCount, "lab: long prompts injected at once")
-	fs.Float64Var(&f.w.Duration, "duration", f.w.Duration, "lab: seconds of short-request load")
-	fs.Float64Var(&f.w.InjectAfter, "inject-after", f.w.InjectAfter, "lab: seconds into the run at which the long prompt arrives")
+	f := &labFlags{}
 	fs.StringVar(&f.like, "like", "", "take the workload from a measured file: a lab JSON's config (run.py, servelab measure), or a benchmark tool's result (its lengths, rate or concurrency; FILE#N picks run N)")
 	fs.StringVar(&f.label, "label", "", "lab: label for the summary (default: sim-<policy>)")
 	fs.StringVar(&f.save, "save", "", "lab: also write the run as measured JSON (config, summary, gaps) to this file")
 	return f
 }
 
-func (f *labFlags) active() bool { return f.workload == "lab" || f.like != "" }
-
-func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
-	if f.workload != "lab" && f.workload != "poisson" {
-		return fmt.Errorf("--workload must be poisson or lab, got %q", f.workload)
-	}
-	if ef.policy == "disaggregated" {
+func runLabSim(f *labFlags, ef *expFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
+	if ef.x.Policy == scenario.Disaggregated {
 		return fmt.Errorf("the lab workload runs on one engine; --policy disaggregated takes Poisson arrivals or a --trace")
 	}
-	w := f.w
+	w := ef.x.Lab
 	if f.like != "" {
 		file, err := os.Open(f.like)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 func init() {
@@ -15,10 +16,8 @@ func init() {
 
 func runStep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("step", "--batch B --context C [--prefill L] [--json]", stderr)
-	sf := addStepFlags(fs)
-	batch := fs.Int("batch", 32, "sequences decoding in the step")
-	ctx := fs.Int("context", 700, "context tokens of each decoding sequence")
-	prefill := fs.Int("prefill", 0, "tokens of one new prompt prefilled in the same step (0: none)")
+	sf := addExperimentFlags(fs, scenario.StepGroup|scenario.ProbeGroup)
+	batch, ctx, prefill := &sf.x.Probe.Batch, &sf.x.Probe.Context, &sf.x.Probe.Prefill
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -220,9 +220,8 @@ func (x *Experiment) StepModel() (sim.StepModel, *sim.Profile, error) {
 	if err != nil {
 		return sim.StepModel{}, nil, err
 	}
-	if !(x.EffCompute > 0 && x.EffMem > 0 && x.DtypeBytes > 0 && x.TP > 0 && x.Overhead >= 0) {
-		return sim.StepModel{}, nil, fmt.Errorf("eff_compute, eff_mem, dtype_bytes and tp must be positive (overhead non-negative), got %g, %g, %g, %d (%g)",
-			x.EffCompute, x.EffMem, x.DtypeBytes, x.TP, x.Overhead)
+	if !(x.EffCompute > 0 && x.EffMem > 0 && x.DtypeBytes > 0 && x.TP > 0) {
+		return sim.StepModel{}, nil, fmt.Errorf("--eff-compute, --eff-mem, --dtype-bytes and --tp must be positive, got %g, %g, %g, %d", x.EffCompute, x.EffMem, x.DtypeBytes, x.TP)
 	}
 	own, err := x.profile()
 	if err != nil {

@@ -13,14 +13,22 @@ import (
 func BindFlags(fs *flag.FlagSet, x *Experiment, groups Group) {
 	for i := range Knobs {
 		k := &Knobs[i]
-		if k.Flag == "" || k.Group&groups == 0 {
-			continue
-		}
-		fs.Var(&knobFlag{k: k, x: x}, k.Flag, k.Usage)
-		if f := fs.Lookup(k.Flag); f != nil {
-			f.DefValue = (&knobFlag{k: k, x: x}).String()
+		if k.Flag != "" && k.Group&groups != 0 {
+			bind(fs, x, k)
 		}
 	}
+}
+
+// bind defines k's flag, its default x's value (left out of the help
+// when it is its kind's zero, as the flag package does).
+func bind(fs *flag.FlagSet, x *Experiment, k *Knob) {
+	f := &knobFlag{k: k, x: x}
+	fs.Var(f, k.Flag, k.Usage)
+	def := f.String()
+	if def == "0" || def == "false" {
+		def = ""
+	}
+	fs.Lookup(k.Flag).DefValue = def
 }
 
 // knobFlag is one knob as a flag.Value.
@@ -43,6 +51,21 @@ func (f *knobFlag) String() string {
 		return strconv.FormatBool((k.get(f.x) != 0) != k.FlagNegates)
 	}
 	return formatNum(k.get(f.x))
+}
+
+// TypeName is the value's kind as a help line names it (int, float, string).
+func (f *knobFlag) TypeName() string {
+	switch {
+	case f.IsBoolFlag():
+		return ""
+	case f.k.Name == "seed":
+		return "uint"
+	case f.k.Kind == Int:
+		return "int"
+	case f.k.Kind == Float:
+		return "float"
+	}
+	return "string"
 }
 
 // IsBoolFlag lets a Bool knob's flag stand alone (--ideal).
@@ -112,4 +135,16 @@ func Flags(x *Experiment, groups Group) []string {
 		out = append(out, "--"+k.Flag, f.String())
 	}
 	return out
+}
+
+// BindKnobs defines the flags of the named knobs only (by their flag
+// names), for a command that takes a few of a group's knobs.
+func BindKnobs(fs *flag.FlagSet, x *Experiment, flags ...string) {
+	for _, name := range flags {
+		k, ok := KnobByFlag(name)
+		if !ok {
+			panic("scenario: no knob has the flag --" + name)
+		}
+		bind(fs, x, k)
+	}
 }
