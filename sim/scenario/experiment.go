@@ -439,6 +439,18 @@ func (x *Experiment) Build() (*Built, error) {
 	return b, nil
 }
 
+// EffectiveBudget is the budget the policy runs with: Budget, or the
+// policy's default when it is 0.
+func (x *Experiment) EffectiveBudget() int {
+	if x.Budget > 0 {
+		return x.Budget
+	}
+	if x.Policy == Chunked {
+		return sim.DefaultBudget
+	}
+	return sim.DefaultMaxPrefillTokens
+}
+
 // PolicyName is how the experiment's scheduler reads in a summary.
 func (b *Built) PolicyName() string {
 	if b.Cluster != nil {

@@ -57,7 +57,10 @@ type Knob struct {
 	// 0 means 1. The URL writes the page's unit.
 	PageScale float64
 	Unit      string // the page's unit
-	Usage     string // the CLI's help
+	// Slider is the page's slider: min, max and step in the page's unit,
+	// narrower than the range a link may give (zero: the range).
+	Slider [3]float64
+	Usage  string // the CLI's help
 	// Bit marks an assumption: setting it marks the experiment's Typed.
 	Bit Assumption
 	// FlagWords are a Bool knob's flag values for false and true (on-full:
@@ -77,7 +80,22 @@ type Knob struct {
 }
 
 // Label is the knob's catalogue key.
-func (k *Knob) Label() string { return "knob." + k.Name }
+func (k *Knob) Label() string {
+	if k.URL != "" {
+		return "param." + k.URL
+	}
+	return "knob." + k.Name
+}
+
+// SliderRange is the page's slider for the knob: min, max and step in the
+// page's unit.
+func (k *Knob) SliderRange() (lo, hi, step float64) {
+	if k.Slider != [3]float64{} {
+		return k.Slider[0], k.Slider[1], k.Slider[2]
+	}
+	s := k.Scale()
+	return round9(k.Min * s), round9(k.Max * s), round9(k.Step * s)
+}
 
 // Scale is the page's unit per field unit.
 func (k *Knob) Scale() float64 {
@@ -241,7 +259,7 @@ var Knobs = []Knob{
 	num(Knob{Name: "eff_mem", Flag: "eff-mem", URL: "effm", Group: StepGroup, Min: 0.05, Max: 1, Step: 0.01, Def: sim.DefaultEffMem, Bit: TypedEffMem,
 		Usage: "fraction of peak memory bandwidth reached (typed: overrides --profile)"},
 		f64(func(x *Experiment) *float64 { return &x.EffMem })),
-	num(Knob{Name: "overhead", Flag: "overhead", URL: "ovh", Group: StepGroup, Min: 0, Max: 0.05, Step: 0.0001, Def: sim.DefaultOverhead, PageScale: 1e3, Unit: "ms", Bit: TypedOverhead,
+	num(Knob{Name: "overhead", Flag: "overhead", URL: "ovh", Group: StepGroup, Min: 0, Max: 0.05, Step: 0.0001, Def: sim.DefaultOverhead, PageScale: 1e3, Unit: "ms", Bit: TypedOverhead, Slider: [3]float64{0, 10, 0.1},
 		Usage: "fixed seconds per iteration (typed: overrides --profile and scales its per-sequence and per-request CPU costs)"},
 		f64(func(x *Experiment) *float64 { return &x.Overhead })),
 	num(Knob{Name: "dtype_bytes", Flag: "dtype-bytes", URL: "dtype", Group: StepGroup, Min: 0.5, Max: 4, Step: 0.5, Def: sim.DefaultDtypeBytes, Unit: "bytes", Bit: TypedDtype,
@@ -251,7 +269,7 @@ var Knobs = []Knob{
 		Usage: "tensor-parallel degree"},
 		integer(func(x *Experiment) *int { return &x.TP })),
 	// The scheduler's budget and the engine's limits.
-	num(Knob{Name: "budget", Flag: "budget", URL: "budget", Kind: Int, Group: EngineGroup, Min: 0, Max: 16384, Step: 16, Def: 0, Unit: "tokens/step",
+	num(Knob{Name: "budget", Flag: "budget", URL: "budget", Kind: Int, Group: EngineGroup, Min: 0, Max: 16384, Step: 16, Def: 0, Unit: "tokens/step", Slider: [3]float64{64, 8192, 64},
 		Usage: "per-step token budget (vLLM's max_num_batched_tokens): chunked's, counting decodes (default 2048); prefill-first's and prefill instances' most prefill tokens per step (default 32768)"},
 		integer(func(x *Experiment) *int { return &x.Budget })),
 	num(Knob{Name: "budget_counts_decodes", Flag: "budget-excludes-decodes", FlagNegates: true, URL: "bdec", Kind: Bool, Group: EngineGroup, Min: 0, Max: 1, Step: 1, Def: 1,
@@ -273,16 +291,16 @@ var Knobs = []Knob{
 		Usage: "when the KV cache is full: preempt (recompute the newest sequence) or wait (reserve whole requests up front)"},
 		boolean(func(x *Experiment) *bool { return &x.Preempt })),
 	// The open-loop workload.
-	num(Knob{Name: "rate", Flag: "rate", URL: "rate", Group: PoissonGroup, Min: 0.1, Max: 200, Step: 0.1, Def: 10, Unit: "req/s",
+	num(Knob{Name: "rate", Flag: "rate", URL: "rate", Group: PoissonGroup, Min: 0.1, Max: 200, Step: 0.1, Def: 10, Unit: "req/s", Slider: [3]float64{0.5, 100, 0.5},
 		Usage: "Poisson arrival rate, requests/s"},
 		f64(func(x *Experiment) *float64 { return &x.Rate })),
 	num(Knob{Name: "requests", Flag: "requests", URL: "n", Kind: Int, Group: PoissonGroup, Min: 1, Max: 20000, Step: 1, Def: 1500,
 		Usage: "requests to simulate"},
 		integer(func(x *Experiment) *int { return &x.Requests })),
-	num(Knob{Name: "prompt", Flag: "prompt", URL: "prompt", Kind: Int, Group: PoissonGroup, Min: 1, Max: 32768, Step: 1, Def: 512, Unit: "tokens",
+	num(Knob{Name: "prompt", Flag: "prompt", URL: "prompt", Kind: Int, Group: PoissonGroup, Min: 1, Max: 32768, Step: 1, Def: 512, Unit: "tokens", Slider: [3]float64{16, 8192, 16},
 		Usage: "prompt tokens (fixed)"},
 		integer(func(x *Experiment) *int { return &x.Prompt })),
-	num(Knob{Name: "output", Flag: "output", URL: "output", Kind: Int, Group: PoissonGroup, Min: 1, Max: 4096, Step: 1, Def: 64, Unit: "tokens",
+	num(Knob{Name: "output", Flag: "output", URL: "output", Kind: Int, Group: PoissonGroup, Min: 1, Max: 4096, Step: 1, Def: 64, Unit: "tokens", Slider: [3]float64{2, 1024, 1},
 		Usage: "output tokens (fixed)"},
 		integer(func(x *Experiment) *int { return &x.Output })),
 	choice(Knob{Name: "length_dist", Flag: "length-dist", URL: "lendist", Group: PoissonGroup, DefS: "fixed",
@@ -302,16 +320,16 @@ var Knobs = []Knob{
 		Usage: "workload seed"},
 		numAcc{func(x *Experiment) float64 { return float64(x.Seed) }, func(x *Experiment, v float64) { x.Seed = uint64(max(v, 0)) }}),
 	// The lab's closed loop: run.py's flags, names and defaults.
-	num(Knob{Name: "short_concurrency", Flag: "short-concurrency", URL: "streams", Kind: Int, Group: LabGroup, Min: 1, Max: 256, Step: 1, Def: float64(lab.ShortConcurrency),
+	num(Knob{Name: "short_concurrency", Flag: "short-concurrency", URL: "streams", Kind: Int, Group: LabGroup, Min: 1, Max: 256, Step: 1, Def: float64(lab.ShortConcurrency), Slider: [3]float64{1, 128, 1},
 		Usage: "lab: short requests kept in flight"},
 		integer(func(x *Experiment) *int { return &x.Lab.ShortConcurrency })),
-	num(Knob{Name: "short_input_len", Flag: "short-input-len", URL: "sin", Kind: Int, Group: LabGroup, Min: 1, Max: 32768, Step: 1, Def: float64(lab.ShortInputLen), Unit: "tokens",
+	num(Knob{Name: "short_input_len", Flag: "short-input-len", URL: "sin", Kind: Int, Group: LabGroup, Min: 1, Max: 32768, Step: 1, Def: float64(lab.ShortInputLen), Unit: "tokens", Slider: [3]float64{16, 8192, 16},
 		Usage: "lab: prompt tokens of the short requests"},
 		integer(func(x *Experiment) *int { return &x.Lab.ShortInputLen })),
-	num(Knob{Name: "short_output_len", Flag: "short-output-len", URL: "sout", Kind: Int, Group: LabGroup, Min: 1, Max: 4096, Step: 1, Def: float64(lab.ShortOutputLen), Unit: "tokens",
+	num(Knob{Name: "short_output_len", Flag: "short-output-len", URL: "sout", Kind: Int, Group: LabGroup, Min: 1, Max: 4096, Step: 1, Def: float64(lab.ShortOutputLen), Unit: "tokens", Slider: [3]float64{2, 1024, 1},
 		Usage: "lab: output tokens of the short requests"},
 		integer(func(x *Experiment) *int { return &x.Lab.ShortOutputLen })),
-	num(Knob{Name: "long_input_len", Flag: "long-input-len", URL: "long", Kind: Int, Group: LabGroup, Min: 1, Max: 131072, Step: 1, Def: float64(lab.LongInputLen), Unit: "tokens",
+	num(Knob{Name: "long_input_len", Flag: "long-input-len", URL: "long", Kind: Int, Group: LabGroup, Min: 1, Max: 131072, Step: 1, Def: float64(lab.LongInputLen), Unit: "tokens", Slider: [3]float64{512, 131072, 512},
 		Usage: "lab: prompt tokens of the injected long request"},
 		integer(func(x *Experiment) *int { return &x.Lab.LongInputLen })),
 	num(Knob{Name: "long_output_len", Flag: "long-output-len", URL: "longout", Kind: Int, Group: LabGroup, Min: 1, Max: 4096, Step: 1, Def: float64(lab.LongOutputLen), Unit: "tokens",
@@ -340,20 +358,20 @@ var Knobs = []Knob{
 		Usage: "disaggregated: least-loaded or round-robin", Choices: sim.RouterNames},
 		text(func(x *Experiment) *string { return &x.Router })),
 	// Objectives.
-	num(Knob{Name: "ttft_slo", Flag: "ttft-slo", URL: "slottft", Group: SLOGroup, Min: 0.001, Max: 100, Step: 0.001, Def: 0.1, PageScale: 1e3, Unit: "ms",
+	num(Knob{Name: "ttft_slo", Flag: "ttft-slo", URL: "slottft", Group: SLOGroup, Min: 0.001, Max: 100, Step: 0.001, Def: 0.1, PageScale: 1e3, Unit: "ms", Slider: [3]float64{10, 1000, 1},
 		Usage: "TTFT objective, seconds (0: not checked)"},
 		f64(func(x *Experiment) *float64 { return &x.SLO.TTFT })),
-	num(Knob{Name: "tpot_slo", Flag: "tpot-slo", URL: "slotpot", Group: SLOGroup, Min: 0.0001, Max: 10, Step: 0.0001, Def: 0.015, PageScale: 1e3, Unit: "ms",
+	num(Knob{Name: "tpot_slo", Flag: "tpot-slo", URL: "slotpot", Group: SLOGroup, Min: 0.0001, Max: 10, Step: 0.0001, Def: 0.015, PageScale: 1e3, Unit: "ms", Slider: [3]float64{1, 100, 0.1},
 		Usage: "TPOT objective, seconds (0: not checked)"},
 		f64(func(x *Experiment) *float64 { return &x.SLO.TPOT })),
 	num(Knob{Name: "attainment", Flag: "attainment", URL: "attain", Group: SLOGroup, Min: 0.5, Max: 1, Step: 0.01, Def: 0.9,
 		Usage: "fraction of requests that must meet the objectives"},
 		f64(func(x *Experiment) *float64 { return &x.Attainment })),
 	// One step priced alone.
-	num(Knob{Name: "batch", Flag: "batch", URL: "batch", Kind: Int, Group: ProbeGroup, Min: 1, Max: 512, Step: 1, Def: 32,
+	num(Knob{Name: "batch", Flag: "batch", URL: "batch", Kind: Int, Group: ProbeGroup, Min: 1, Max: 512, Step: 1, Def: 32, Slider: [3]float64{1, 256, 1},
 		Usage: "sequences decoding in the step"},
 		integer(func(x *Experiment) *int { return &x.Probe.Batch })),
-	num(Knob{Name: "context", Flag: "context", URL: "ctx", Kind: Int, Group: ProbeGroup, Min: 1, Max: 32768, Step: 1, Def: 700, Unit: "tokens",
+	num(Knob{Name: "context", Flag: "context", URL: "ctx", Kind: Int, Group: ProbeGroup, Min: 1, Max: 32768, Step: 1, Def: 700, Unit: "tokens", Slider: [3]float64{1, 8192, 1},
 		Usage: "context tokens of each decoding sequence"},
 		integer(func(x *Experiment) *int { return &x.Probe.Context })),
 	num(Knob{Name: "prefill", Flag: "prefill", URL: "pre", Kind: Int, Group: ProbeGroup, Min: 0, Max: 32768, Step: 1, Def: 0, Unit: "tokens",

@@ -111,6 +111,23 @@ func (x *Experiment) Query() string {
 // returned in other for the caller (the page's view and mode keys);
 // presetName is the preset applied ("" none).
 func (x *Experiment) ParseQuery(vals url.Values) (notes []Note, other url.Values, presetName string) {
+	return x.ParseQueryWith(vals, nil)
+}
+
+// Picker sets a key the caller resolves itself (a page's uploaded models
+// and profiles are no catalogue's); handled false leaves the key to SetURL.
+type Picker func(x *Experiment, key, value string) (note *Note, handled bool)
+
+// ParseQueryWith is ParseQuery with pick trying each key first.
+func (x *Experiment) ParseQueryWith(vals url.Values, pick Picker) (notes []Note, other url.Values, presetName string) {
+	set := func(key, value string) (*Note, bool) {
+		if pick != nil {
+			if n, ok := pick(x, key, value); ok {
+				return n, true
+			}
+		}
+		return x.SetURL(key, value)
+	}
 	other = url.Values{}
 	if p := vals.Get("preset"); p != "" {
 		if pr, ok := PresetByName(p); ok {
@@ -122,7 +139,7 @@ func (x *Experiment) ParseQuery(vals url.Values) (notes []Note, other url.Values
 	}
 	for _, key := range []string{"gpu", "profile"} {
 		if v, ok := vals[key]; ok && len(v) > 0 {
-			if n, _ := x.SetURL(key, v[0]); n != nil {
+			if n, _ := set(key, v[0]); n != nil {
 				notes = append(notes, *n)
 			}
 		}
@@ -137,7 +154,7 @@ func (x *Experiment) ParseQuery(vals url.Values) (notes []Note, other url.Values
 	sort.Strings(keys)
 	var given Assumption
 	for _, key := range keys {
-		n, ok := x.SetURL(key, vals.Get(key))
+		n, ok := set(key, vals.Get(key))
 		if !ok {
 			other[key] = vals[key]
 			continue
