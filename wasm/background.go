@@ -59,7 +59,7 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 			return
 		}
 		var pts []play.RatePoint
-		for _, rate := range play.RatesFor(s.F("rate")) {
+		for _, rate := range play.RatesFor(s.Rate) {
 			if cur != nil && rate == cur.Rate {
 				pts = append(pts, *cur) // the run shown is this experiment
 				continue
@@ -80,7 +80,7 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 				a.renderFigures()
 			}
 		})
-		hi := math.Min(sim.MaxRate, math.Max(400, 4*s.F("rate")))
+		hi := math.Min(sim.MaxRate, math.Max(400, 4*s.Rate))
 		g, saturated, err := play.Goodput(s, hi, stale)
 		if errors.Is(err, errCancelled) {
 			return
@@ -114,7 +114,7 @@ func (a *App) pickBackground() {
 		a.publish() // (the background checks the published figures' generation)
 		var cur *play.RatePoint
 		if r := a.run; r != nil && r.State.Query() == a.state.Query() {
-			cur = &play.RatePoint{Rate: a.state.F("rate"), TTFTP90: r.Summary.TTFTP90, TPOTP90: r.Summary.TPOTP90, Attainment: a.figs.Attainment}
+			cur = &play.RatePoint{Rate: a.state.Rate, TTFTP90: r.Summary.TTFTP90, TPOTP90: r.Summary.TPOTP90, Attainment: a.figs.Attainment}
 		}
 		a.startBackground(a.state.Clone(), a.figGen, a.bgAt, cur)
 	}

@@ -69,8 +69,8 @@ func demo1HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	first, last := res.Demo1[0], res.Demo1[len(res.Demo1)-1]
 	vals["dec"], vals["lastp"], vals["lastslow"], vals["lastpre"] = ms(first.DecodeOnly), strconv.Itoa(last.Prompt), fmt.Sprintf("%.1f", last.DecodeSlowdown), x2(last.PrefillSlowdown)
 	vals["firstp"], vals["firstmixed"] = strconv.Itoa(first.Prompt), ms(first.Mixed)
-	vals["batch"], vals["ctx"] = strconv.Itoa(u.st.I("batch")), strconv.Itoa(u.st.I("ctx"))
-	table := tableHTML(u.trf("t1.caption", u.st.I("batch"), u.st.I("ctx")),
+	vals["batch"], vals["ctx"] = strconv.Itoa(u.st.Probe.Batch), strconv.Itoa(u.st.Probe.Context)
+	table := tableHTML(u.trf("t1.caption", u.st.Probe.Batch, u.st.Probe.Context),
 		[]string{u.tr("t1.prompt"), u.tr("t1.dec"), u.tr("t1.mixed"), u.tr("t1.decslow"), u.tr("t1.pre"), u.tr("t1.preslow"), termHTML(u, "bound")}, rows)
 	prompts := make([]int, len(res.Demo1))
 	for i, d := range res.Demo1 {
@@ -140,8 +140,8 @@ func demo2HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	vals["ratio"] = fmt.Sprintf("%.1f", hi.ColocatedTPOT90/lo.ColocatedTPOT90)
 	vals["decmin"], vals["decmax"] = ms(decMin), ms(decMax)
 	vals["prettft"], vals["colttft"] = ms(lo.PrefillTTFT90), ms(lo.ColocatedTTFT90)
-	vals["prompt"], vals["output"] = strconv.Itoa(u.st.I("prompt")), strconv.Itoa(u.st.I("output"))
-	table := tableHTML(u.trf("t2.caption", u.st.I("prompt"), u.st.I("output")),
+	vals["prompt"], vals["output"] = strconv.Itoa(u.st.Prompt), strconv.Itoa(u.st.Output)
+	table := tableHTML(u.trf("t2.caption", u.st.Prompt, u.st.Output),
 		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows)
 	unit := u.tr("unit.req/s")
 	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, unit, u.tr("fig.log")) + legendHTML(col) + `</figure><figure>` +
@@ -312,15 +312,15 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		{u.tr("lab.quiet"), msu(a.ITLQuietP50), msu(b.ITLQuietP50)},
 		{u.tr("lab.during"), msu(a.ITLDuringP99), msu(b.ITLDuringP99)},
 	}
-	budget := u.st.I("budget")
+	budget := u.st.EffectiveBudget()
 	vals["wu"], vals["wc"], vals["budget"] = ms(a.WorstGap), ms(b.WorstGap), strconv.Itoa(budget)
 	vals["su"], vals["sc"] = fmt.Sprintf("%.1f", a.SpikeRatio), fmt.Sprintf("%.1f", b.SpikeRatio)
 	vals["tu"], vals["tc"] = ms(a.LongTTFT), ms(b.LongTTFT)
-	vals["streams"], vals["long"] = strconv.Itoa(u.st.I("streams")), strconv.Itoa(u.st.I("long"))
+	vals["streams"], vals["long"] = strconv.Itoa(u.st.Lab.ShortConcurrency), strconv.Itoa(u.st.Lab.LongInputLen)
 	if b.WorstGap > 0 {
 		vals["ratio"] = fmt.Sprintf("%.0f", a.WorstGap/b.WorstGap)
 	}
-	table := tableHTML(u.trf("tl.caption", u.st.I("streams"), u.st.I("long")),
+	table := tableHTML(u.trf("tl.caption", u.st.Lab.ShortConcurrency, u.st.Lab.LongInputLen),
 		[]string{"", html.EscapeString(u.tr("lab.unchunked")), html.EscapeString(u.trf("lab.chunked", budget))}, rows)
 	// One clock: seconds from the injection; one axis: the larger worst gap.
 	inj := lp.Unchunked.Inject

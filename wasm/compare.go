@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 
 	"github.com/hajimehoshi/ebiten/v2"
@@ -152,11 +153,11 @@ func runTitle(lang string, st play.State) string {
 	t := play.T(lang, "policy."+st.Policy)
 	switch st.Policy {
 	case "chunked":
-		t += " · " + play.Tf(lang, "cmp.budget", st.I("budget"))
-	case "disagg":
-		t += " · " + play.FormatNum(st.F("xp")) + "P+" + play.FormatNum(st.F("yd")) + "D"
+		t += " · " + play.Tf(lang, "cmp.budget", st.EffectiveBudget())
+	case scenario.Disaggregated:
+		t += " · " + play.FormatNum(float64(st.PrefillGPUs)) + "P+" + play.FormatNum(float64(st.DecodeGPUs)) + "D"
 	}
-	return t + " · " + st.Model + " · " + st.GPU + " · " + play.FormatNum(st.F("rate")) + " " + play.T(lang, "unit.req/s")
+	return t + " · " + st.Model + " · " + st.GPU + " · " + play.FormatNum(st.Rate) + " " + play.T(lang, "unit.req/s")
 }
 
 // paneView is the view pane i draws: the selected or hovered step is

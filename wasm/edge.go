@@ -19,6 +19,7 @@ import (
 	"syscall/js"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
 
@@ -62,9 +63,9 @@ func (a *App) startEdge() {
 		return
 	}
 	s := &a.state
-	s.Workload = "lab"
+	s.Workload = scenario.Lab
 	if !play.OneGPUColocated(s.Policy) {
-		s.Policy = "chunked"
+		s.Policy = scenario.Chunked
 	}
 	play.ApplyEdgeDefaults(s)
 	maxConns := 0
@@ -73,10 +74,7 @@ func (a *App) startEdge() {
 	}
 	w, notes := play.EdgeWorkload(*s, *lim, maxConns)
 	// The simulation beside the measurement runs the same workload.
-	for k, v := range map[string]float64{"streams": float64(w.ShortConcurrency), "prompt": float64(w.ShortInputLen),
-		"output": float64(w.ShortOutputLen), "long": float64(w.LongInputLen), "longout": float64(w.LongOutputLen)} {
-		s.Set(k, strconv.FormatFloat(v, 'f', -1, 64))
-	}
+	s.Lab = w
 	s.Preset = ""
 	a.notes = notes
 	a.needSim = true
@@ -106,7 +104,7 @@ func (a *App) startEdge() {
 		cfg.Host = loc.Get("hostname").String()
 		cfg.Port, _ = strconv.Atoi(loc.Get("port").String())
 		cfg.Warmup = 1 // run.py's 2, less one: every request counts against the rate limit
-		cfg.Seed = a.state.I("seed")
+		cfg.Seed = int(a.state.Seed)
 		loop, err := play.NewLoop(cfg)
 		if err != nil {
 			a.liveStatus(a.trf("live.nostart", err.Error()))

@@ -136,11 +136,17 @@ func (a *App) change(key, value string) {
 		a.needSim, a.urlDirty = true, true
 		return
 	}
+	oldPolicy := a.state.Policy
 	if note := a.state.Set(key, value); note != "" {
 		a.notes = []string{note}
 	} else {
 		a.notes = nil
 		a.profileSettings(key)
+	}
+	if key == "policy" && a.state.Policy != oldPolicy {
+		// The token budget's default differs with chunking on and off
+		// (vLLM's max_num_batched_tokens): a new policy starts from its own.
+		a.state.Budget = 0
 	}
 	if a.state.Preset != "" && (a.lec == nil || !a.lec.owns(key)) {
 		// The settings left the preset: its description no longer applies.
@@ -184,7 +190,7 @@ func (a *App) applyPreset(name string) {
 	}
 	s := play.DefaultState()
 	s.Lang = a.lang
-	p.Apply(&s)
+	s.ApplyPreset(p)
 	a.state = s
 	// A pair preset opens compare mode with its run B; any other closes it.
 	a.cmp.pair = play.ParsePair("preset=" + name)

@@ -82,7 +82,7 @@ func paintTransfers(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom
 	}
 	pw := g.plotW()
 	t1 := math.Min(v.T0+v.Span, cursor)
-	nPre := r.State.I("xp")
+	nPre := r.State.PrefillGPUs
 	rowTop := func(ri int) float64 { return g.rowY + float64(ri)*(g.rowH+g.rowG) }
 	lastX := map[[2]int]float64{}
 	for i, p := range r.Placements {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
 
@@ -160,18 +161,18 @@ func (a *App) startLive(lab string) {
 		return
 	}
 	s := &a.state
-	if s.Workload != "lab" {
-		s.Workload = "lab"
+	if s.Workload != scenario.Lab {
+		s.Workload = scenario.Lab
 		if !play.OneGPUColocated(s.Policy) {
-			s.Policy = "chunked"
+			s.Policy = scenario.Chunked
 		}
 		a.needSim = true
 	}
 	body := map[string]any{
 		"lab": lab, "label": "live-" + s.Policy,
-		"short_concurrency": s.I("streams"), "short_input_len": s.I("prompt"), "short_output_len": s.I("output"),
-		"long_input_len": s.I("long"), "long_output_len": s.I("longout"), "long_count": 1,
-		"duration": s.F("duration"), "inject_after": s.F("inject"),
+		"short_concurrency": s.Lab.ShortConcurrency, "short_input_len": s.Lab.ShortInputLen, "short_output_len": s.Lab.ShortOutputLen,
+		"long_input_len": s.Lab.LongInputLen, "long_output_len": s.Lab.LongOutputLen, "long_count": s.Lab.LongCount,
+		"duration": s.Lab.Duration, "inject_after": s.Lab.InjectAfter,
 	}
 	data, _ := json.Marshal(body)
 	a.liveStatus(a.tr("live.starting"))
@@ -198,14 +199,14 @@ func (a *App) startLive(lab string) {
 				return
 			}
 			a.live.runID, a.live.result = r.ID, r.Result
-			a.live.inject = s.F("inject")
+			a.live.inject = s.Lab.InjectAfter
 			a.live.frames, a.live.latest = 0, 0
-			a.live.overlay = &play.Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.F("inject"))}
+			a.live.overlay = &play.Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.Lab.InjectAfter)}
 			a.overlays = [2]*play.Overlay{a.live.overlay, nil}
 			a.playing = false
 			a.view.Cursor = 0
 			a.view.T0 = 0
-			a.view.Span = math.Max(2, math.Min(10, s.F("duration")/4))
+			a.view.Span = math.Max(2, math.Min(10, s.Lab.Duration/4))
 			a.setView()
 			a.subscribe(strings.TrimPrefix(r.Events, "/"))
 			a.liveStatus(a.trf("live.measuring", lab, r.ID))

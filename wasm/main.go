@@ -547,13 +547,12 @@ func (a *App) setView() {
 	if a.view.T0 < 0 || math.IsNaN(a.view.T0) {
 		a.view.T0 = 0
 	}
-	a.state.Num["t0"] = round6(a.view.T0)
-	a.state.Num["span"] = round6(a.view.Span)
-	a.state.Num["cursor"] = round6(a.view.Cursor)
+	v := &a.state.View
+	v.T0, v.Span, v.Cursor = round6(a.view.T0), round6(a.view.Span), round6(a.view.Cursor)
 	if a.view.Cursor < 0 {
-		a.state.Num["cursor"] = -1
+		v.Cursor = -1
 	}
-	a.state.Num["sel"] = float64(a.globalStep(a.view.SelRow, a.view.Sel))
+	v.Sel = a.globalStep(a.view.SelRow, a.view.Sel)
 	a.dirty = true
 	a.urlDirty = true
 	a.pn.controls.renderPlayback(a.pg, a.ui())

@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"html"
-	"math"
 	"strconv"
 	"strings"
 	"syscall/js"
@@ -91,20 +90,22 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		c.shown = id + u.lang
 		var sb strings.Builder
 		for _, key := range l.ch.Moves {
-			pm := paramOf(key)
+			c, _ := play.ControlByKey(key) // the chapters' tests check each move names a control
+			lo, hi, step := c.SliderRange()
 			fmt.Fprintf(&sb, `<div><label for="ch-%s"><span>%s</span> <output id="ch-%s-out"></output></label><input id="ch-%s" type="range" min="%g" max="%g" step="%g"></div>`,
-				key, esc(u.tr("param."+key)), key, key, sliderMin(pm), sliderMax(pm), pm.Step)
+				key, esc(u.tr(c.Label())), key, key, lo, hi, step)
 		}
 		p.setHTML("ch-sliders", sb.String())
 	}
 	for _, key := range l.ch.Moves {
-		v := u.st.F(key)
+		c, _ := play.ControlByKey(key)
+		v := c.Value(*u.st)
 		if el := p.el("ch-" + key); !el.IsNull() && el.Get("value").String() != play.FormatNum(v) {
 			el.Set("value", play.FormatNum(v))
 		}
 		txt := play.FormatNum(v)
-		if pm := paramOf(key); pm.Unit != "" {
-			txt += " " + u.tr("unit."+pm.Unit)
+		if c.Unit != "" {
+			txt += " " + u.tr("unit."+c.Unit)
 		}
 		p.setText("ch-"+key+"-out", txt)
 	}
@@ -189,24 +190,3 @@ func embedSnippet(href string) string {
 	return `<iframe src="` + html.EscapeString(href+sep+"embed=1") + `" width="960" height="600" style="border:0" title="servelab" loading="lazy"></iframe>`
 }
 
-func paramOf(key string) play.Param {
-	for _, p := range play.Params {
-		if p.Key == key {
-			return p
-		}
-	}
-	return play.Param{Key: key, Max: 1, Step: 1}
-}
-
-// sliderMin and sliderMax keep a chapter's sliders to a useful range
-// (the state accepts wider values from links and the form).
-func sliderMin(p play.Param) float64 {
-	return math.Max(p.Min, map[string]float64{"slotpot": 1, "slottft": 10}[p.Key])
-}
-func sliderMax(p play.Param) float64 {
-	if m, ok := map[string]float64{"batch": 256, "ctx": 8192, "prompt": 4096, "output": 512, "rate": 100, "ovh": 10,
-		"slottft": 1000, "slotpot": 100, "streams": 128, "long": 65536, "budget": 8192}[p.Key]; ok {
-		return m
-	}
-	return p.Max
-}

@@ -30,11 +30,21 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 	}
 	c.models = nil // render fills the model picker (uploaded models join it)
 	fill("gpu", hwspecs.Names())
-	for _, n := range play.Params {
-		key := n.Key
+	for _, c := range play.Controls() {
+		key := c.URL
 		el := p.el(key)
 		if el.IsNull() {
 			continue
+		}
+		// The knob table gives every control its range (the HTML's are fallbacks for a page without wasm).
+		if t := el.Get("type").String(); t == "range" || t == "number" {
+			lo, hi, step := c.SliderRange()
+			if t == "number" {
+				lo, hi = c.Min*c.Scale(), c.Max*c.Scale()
+			}
+			setAttr(el, "min", play.FormatNum(lo))
+			setAttr(el, "max", play.FormatNum(hi))
+			setAttr(el, "step", play.FormatNum(step))
 		}
 		if el.Get("type").String() == "checkbox" {
 			p.listen(el, "change", func(js.Value) {
@@ -48,7 +58,7 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 		}
 		p.listen(el, "input", func(js.Value) { emit(evSet{key, el.Get("value").String()}) })
 	}
-	for _, key := range []string{"workload", "policy", "model", "gpu"} {
+	for _, key := range []string{"workload", "policy", "model", "gpu", "lendist"} {
 		el, k := p.el(key), key
 		p.listen(el, "change", func(js.Value) { emit(evSet{k, el.Get("value").String()}) })
 	}
@@ -100,24 +110,24 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 		}
 		p.setHTML("preset", sb.String())
 	}
-	for _, n := range play.Params {
-		el := p.el(n.Key)
+	for _, c := range play.Controls() {
+		el := p.el(c.URL)
 		if el.IsNull() {
 			continue
 		}
-		v := st.Num[n.Key]
+		v := c.Value(*st)
 		if el.Get("type").String() == "checkbox" {
 			el.Set("checked", v != 0)
 		} else if el.Get("value").String() != play.FormatNum(v) {
 			el.Set("value", play.FormatNum(v))
 		}
 		txt := play.FormatNum(v)
-		if n.Unit != "" {
-			txt += " " + u.tr("unit."+n.Unit)
+		if c.Unit != "" {
+			txt += " " + u.tr("unit."+c.Unit)
 		}
-		p.setText(n.Key+"-out", txt)
+		p.setText(c.URL+"-out", txt)
 	}
-	for key, v := range map[string]string{"workload": st.Workload, "policy": st.Policy, "model": st.Model, "gpu": st.GPU, "preset": st.Preset} {
+	for key, v := range map[string]string{"workload": st.Workload, "policy": st.Policy, "model": st.Model, "gpu": st.GPU, "preset": st.Preset, "lendist": st.LengthDist} {
 		if el := p.el(key); !el.IsNull() {
 			el.Set("value", v)
 		}
@@ -127,10 +137,10 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if u.projector {
 		cls = append(cls, "projector")
 	}
-	if st.I("ideal") == 1 {
+	if st.Ideal {
 		cls = append(cls, "ideal")
 	}
-	cls = append(cls, "ld-"+strconv.Itoa(st.I("lendist")))
+	cls = append(cls, "ld-"+st.LengthDist)
 	if u.cmp != nil && u.cmp.pair.On {
 		cls = append(cls, "compare")
 		if u.cmp.editB {

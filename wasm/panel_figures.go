@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
 
@@ -54,8 +55,8 @@ func (figuresPanel) render(p *page, u *uiState) {
 	switch {
 	case f.GoodputNote != "":
 		gp = u.tr(f.GoodputNote)
-	case f.Goodput >= 0 && u.st.Policy == "disagg":
-		gpus := u.st.I("xp") + u.st.I("yd")
+	case f.Goodput >= 0 && u.st.Policy == scenario.Disaggregated:
+		gpus := u.st.PrefillGPUs + u.st.DecodeGPUs
 		gp = u.trf("fig.goodput.disagg", f.Goodput, f.Goodput/float64(gpus), gpus)
 	case f.Goodput >= 0:
 		gp = u.trf("fig.goodput", f.Goodput)
@@ -85,7 +86,7 @@ func ratesHTML(u *uiState) string {
 	}
 	switch {
 	case len(u.rates) > 0:
-		return ratesChart(u, u.rates, u.st.F("rate"), u.tr("rates.caption"))
+		return ratesChart(u, u.rates, u.st.Rate, u.tr("rates.caption"))
 	case u.figs.GoodputNote != "":
 		return `<p class="small">` + html.EscapeString(u.tr("rates.none")+" "+u.tr(u.figs.GoodputNote)) + `</p>`
 	case len(u.oldRates) > 0:

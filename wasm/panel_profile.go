@@ -144,7 +144,7 @@ func (a *App) loadProfileFile(name string, data []byte) bool {
 // profileSettings puts the profile's constants on the sliders after the
 // profile or (under a profile other than the lecture's) the GPU changed.
 func (a *App) profileSettings(key string) {
-	if key == "profile" || (key == "gpu" && a.state.Profile != "") {
+	if key == "profile" || key == "gpu" {
 		play.ApplyProfile(&a.state)
 	}
 }

@@ -115,7 +115,7 @@ func memoryLines(u *uiState, run *play.SimRun, row, k int) []string {
 	case "kv":
 		lines = append(lines, u.tr("step.held.kv"))
 	case "seqs":
-		lines = append(lines, u.trf("step.held.seqs", run.State.I("maxseqs")))
+		lines = append(lines, u.trf("step.held.seqs", run.State.MaxSeqs))
 	}
 	if len(it.Preempted) > 0 {
 		lines = append(lines, u.trf("step.preempted", ids(it.Preempted)))

@@ -57,7 +57,7 @@ func (uploadPanel) render(p *page, u *uiState) {
 		}
 		have := u.tr("policy." + u.st.Policy)
 		if u.st.Policy == "chunked" {
-			have += " · " + u.trf("cmp.budget", u.st.I("budget"))
+			have += " · " + u.trf("cmp.budget", u.st.EffectiveBudget())
 		}
 		fmt.Fprintf(&sb, `<p>%s</p><div class="bar"><button id="up-switch" type="button">%s</button><button id="up-keep" type="button">%s</button></div>`,
 			html.EscapeString(u.trf("up.differs", a.offerName, want, have)), html.EscapeString(u.tr("up.switch")), html.EscapeString(u.tr("up.keep")))

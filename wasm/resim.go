@@ -158,10 +158,10 @@ func (a *App) landResim(rs *resim) {
 	if rs.newB {
 		a.landB(rs.runB, rs.errB)
 	}
-	a.view.T0 = a.state.F("t0")
-	a.view.Span = a.state.F("span")
-	a.view.Cursor = a.state.F("cursor")
-	a.view.Sel, a.view.SelRow, a.view.SelPane = a.state.I("sel"), 0, 0
+	a.view.T0 = a.state.View.T0
+	a.view.Span = a.state.View.Span
+	a.view.Cursor = a.state.View.Cursor
+	a.view.Sel, a.view.SelRow, a.view.SelPane = a.state.View.Sel, 0, 0
 	if a.run != nil && a.view.Sel >= 0 {
 		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
 	} else if a.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {

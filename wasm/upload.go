@@ -136,10 +136,10 @@ func (a *App) placeOverlay(o *play.Overlay, slot int) {
 		a.state.Preset = ""
 		a.needSim = true
 	}
-	o.Origin = math.Max(0, a.state.F("inject"))
+	o.Origin = math.Max(0, a.state.Lab.InjectAfter)
 	a.overlays[slot] = o
 	a.ask.offerPolicy = ""
-	if pol, budget := o.Suggests(); pol != "" && (pol != a.state.Policy || (pol == "chunked" && budget > 0 && budget != a.state.I("budget"))) {
+	if pol, budget := o.Suggests(); pol != "" && (pol != a.state.Policy || (pol == "chunked" && budget > 0 && budget != a.state.EffectiveBudget())) {
 		a.ask.offerName, a.ask.offerPolicy, a.ask.offerBudget = o.Name, pol, budget
 	}
 	a.dirty = true

@@ -269,7 +269,7 @@ var Knobs = []Knob{
 		Usage: "tensor-parallel degree"},
 		integer(func(x *Experiment) *int { return &x.TP })),
 	// The scheduler's budget and the engine's limits.
-	num(Knob{Name: "budget", Flag: "budget", URL: "budget", Kind: Int, Group: EngineGroup, Min: 0, Max: 16384, Step: 16, Def: 0, Unit: "tokens/step", Slider: [3]float64{64, 8192, 64},
+	num(Knob{Name: "budget", Flag: "budget", URL: "budget", Kind: Int, Group: EngineGroup, Min: 0, Max: 16384, Step: 16, Def: 0, Unit: "tokens/step", Slider: [3]float64{64, 32768, 64},
 		Usage: "per-step token budget (vLLM's max_num_batched_tokens): chunked's, counting decodes (default 2048); prefill-first's and prefill instances' most prefill tokens per step (default 32768)"},
 		integer(func(x *Experiment) *int { return &x.Budget })),
 	num(Knob{Name: "budget_counts_decodes", Flag: "budget-excludes-decodes", FlagNegates: true, URL: "bdec", Kind: Bool, Group: EngineGroup, Min: 0, Max: 1, Step: 1, Def: 1,

@@ -63,6 +63,17 @@ var Presets = []Preset{
 			poisson512(x, Disaggregated, 30)
 			x.PrefillGPUs, x.DecodeGPUs, x.SLO = 2, 1, sim.SLO{TTFT: 0.1, TPOT: 0.015}
 		}, Window{0, 2}},
+	// Compare mode's starting points (run B's changes are the page's) and a full KV cache.
+	{"compare-chunking", "Compare: prefill-first vs chunked 512", "",
+		func(x *Experiment) { poisson512(x, PrefillFirst, 30) }, Window{0, 1}},
+	{"compare-disagg", "Compare: colocated vs 2P+1D", "",
+		func(x *Experiment) { poisson512(x, PrefillFirst, 10); x.SLO = sim.SLO{TTFT: 0.1, TPOT: 0.015} }, Window{0, 2}},
+	{"memory-pressure", "The KV cache fills up", "",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 2048, 512, 4, 300
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.Ideal, x.MaxSeqs, x.Utilization, x.BlockSize, x.Preempt = false, 256, 0.3, 16, true
+		}, Window{0, 20}},
 }
 
 // PresetByName finds a preset by its link name.

@@ -36,7 +36,7 @@ func BenchmarkPanels(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	s, _ := ParseQuery("preset=demo2")
 	for b.Loop() {
-		for _, rate := range RatesFor(s.F("rate")) {
+		for _, rate := range RatesFor(s.Rate) {
 			if _, _, err := AttainmentAt(s, rate); err != nil {
 				b.Fatal(err)
 			}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"servelab/sim/scenario"
 )
 
 // PairPrefix marks run B's settings in the URL: ?cmp=1&b.policy=chunked&b.budget=512.
@@ -14,7 +16,8 @@ const PairPrefix = "b."
 // sharedKeys are the workload and the view: run B always has A's (two runs
 // of the same requests on one clock). Everything else B may change.
 var sharedKeys = map[string]bool{"workload": true, "prompt": true, "output": true, "n": true, "seed": true,
-	"streams": true, "long": true, "longout": true, "inject": true, "duration": true, "batch": true, "ctx": true,
+	"streams": true, "sin": true, "sout": true, "long": true, "longout": true, "longn": true, "inject": true, "duration": true,
+	"batch": true, "ctx": true, "pre": true, "pdist": true, "odist": true,
 	"slottft": true, "slotpot": true, "lendist": true, "spread": true, "t0": true, "span": true, "cursor": true, "sel": true}
 
 // Shared reports whether key belongs to the workload or the view, which
@@ -74,17 +77,15 @@ func (p *Pair) SetB(a State, key, value string) string {
 
 // value is a setting as the URL writes it.
 func (s State) value(key string) string {
-	switch key {
-	case "workload":
-		return s.Workload
-	case "policy":
-		return s.Policy
-	case "model":
-		return s.Model
-	case "gpu":
-		return s.GPU
+	if k, ok := scenario.KnobByURL(key); ok {
+		return k.URLText(&s.Experiment)
 	}
-	return FormatNum(s.Num[key])
+	for _, vk := range viewKeys {
+		if vk.key == key {
+			return FormatNum(s.viewValue(vk))
+		}
+	}
+	return ""
 }
 
 // Query is the pair's part of the URL ("" when compare mode is off).
@@ -137,19 +138,5 @@ var PairPresets = map[string]map[string]string{
 	"compare-chunking": {"policy": "chunked", "budget": "512", "bdec": "1"},
 	// One colocated GPU with a third of the load vs 2P+1D with all of it:
 	// the same load per GPU.
-	"compare-disagg": {"policy": "disagg", "xp": "2", "yd": "1", "rate": "30"},
-}
-
-// The presets that compare two runs, and the one that fills the KV cache;
-// their texts are preset.NAME.title/about in the catalogues.
-func init() {
-	Presets = append(Presets,
-		Preset{"compare-chunking", "Compare: prefill-first vs chunked 512", "", "poisson", "prefill-first",
-			map[string]float64{"prompt": 512, "output": 64, "rate": 30, "n": 1500, "t0": 0, "span": 1}},
-		Preset{"compare-disagg", "Compare: colocated vs 2P+1D", "", "poisson", "prefill-first",
-			map[string]float64{"prompt": 512, "output": 64, "rate": 10, "n": 1500, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
-		Preset{"memory-pressure", "The KV cache fills up", "", "poisson", "chunked",
-			map[string]float64{"prompt": 2048, "output": 512, "rate": 4, "n": 300, "budget": 2048, "bdec": 1,
-				"ideal": 0, "maxseqs": 256, "gpumem": 0.3, "block": 16, "preempt": 1, "t0": 0, "span": 20}},
-	)
+	"compare-disagg": {"policy": "disaggregated", "xp": "2", "yd": "1", "rate": "30"},
 }

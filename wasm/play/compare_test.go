@@ -22,7 +22,7 @@ func TestPairRoundTripsThroughTheURL(t *testing.T) {
 	if _, ok := p.B["prompt"]; ok {
 		t.Errorf("B stored a workload key: %+v", p.B)
 	}
-	p.SetB(a, "rate", FormatNum(a.F("rate"))) // back to A's: nothing stored
+	p.SetB(a, "rate", FormatNum(a.Rate)) // back to A's: nothing stored
 	if _, ok := p.B["rate"]; ok {
 		t.Errorf("B keeps a rate equal to A's: %+v", p.B)
 	}
@@ -32,7 +32,7 @@ func TestPairRoundTripsThroughTheURL(t *testing.T) {
 		t.Errorf("pair %q read back as %q", q, back.Query())
 	}
 	b, notes := back.StateB(a)
-	if len(notes) > 0 || b.Policy != "chunked" || b.I("budget") != 512 || b.I("prompt") != a.I("prompt") || b.I("n") != a.I("n") {
+	if len(notes) > 0 || b.Policy != "chunked" || b.Budget != 512 || b.Prompt != a.Prompt || b.Requests != a.Requests {
 		t.Errorf("B's state %s (notes %q) from A %s", b.Query(), notes, a.Query())
 	}
 	if s, notes := ParseQuery(a.Query() + "&" + q + "&proj=1&speed=5"); len(notes) > 0 || s.Query() != a.Query() {

@@ -530,7 +530,7 @@ type EdgeLimits struct {
 // flight (a browser opens at most 6 HTTP/1.1 connections to one host; 0:
 // no bound). The notes say what was changed.
 func EdgeWorkload(s State, lim EdgeLimits, maxConns int) (sim.LabWorkload, []string) {
-	w := labWorkload(s)
+	w := s.Lab
 	var notes []string
 	if lim.MaxTokens > 0 {
 		if w.ShortOutputLen > lim.MaxTokens {
@@ -564,28 +564,29 @@ func EdgeWorkload(s State, lim EdgeLimits, maxConns int) (sim.LabWorkload, []str
 	return w, notes
 }
 
-// EdgeDefaults are the lab knobs a measurement through the edge proxy
+// EdgeDefaults is the lab workload a measurement through the edge proxy
 // starts from: small enough for the proxy's default limits (a burst of 20
 // and 60 a minute per client). At 5-20 ms a token, 4 streams of 512 tokens
 // for 10 s are 8-16 requests, plus the warmup, the model list and the long
 // prompt, which fits a 64 KiB body.
-var EdgeDefaults = map[string]float64{"streams": 4, "prompt": 128, "output": 512, "long": 8000, "longout": 16, "duration": 10, "inject": 4}
+var EdgeDefaults = sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 512,
+	LongInputLen: 8000, LongOutputLen: 16, LongCount: 1, Duration: 10, InjectAfter: 4}
 
-// ApplyEdgeDefaults sets s's lab knobs to EdgeDefaults where they still
-// hold the lab script's defaults (a link's own choices are kept).
+// ApplyEdgeDefaults sets s's lab workload to EdgeDefaults field by field
+// where it still holds the lab script's default (a link's own choices are kept).
 func ApplyEdgeDefaults(s *State) {
-	for k, v := range EdgeDefaults {
-		if s.Num[k] == defaultOf(k) {
-			s.set(k, v)
+	d, e, w := sim.DefaultLab(), EdgeDefaults, &s.Lab
+	for _, f := range []struct{ have, def, edge *int }{{&w.ShortConcurrency, &d.ShortConcurrency, &e.ShortConcurrency},
+		{&w.ShortInputLen, &d.ShortInputLen, &e.ShortInputLen}, {&w.ShortOutputLen, &d.ShortOutputLen, &e.ShortOutputLen},
+		{&w.LongInputLen, &d.LongInputLen, &e.LongInputLen}, {&w.LongOutputLen, &d.LongOutputLen, &e.LongOutputLen}} {
+		if *f.have == *f.def {
+			*f.have = *f.edge
 		}
 	}
-}
-
-func defaultOf(key string) float64 {
-	for _, p := range Params {
-		if p.Key == key {
-			return p.Def
-		}
+	if w.Duration == d.Duration {
+		w.Duration = e.Duration
 	}
-	return 0
+	if w.InjectAfter == d.InjectAfter {
+		w.InjectAfter = e.InjectAfter
+	}
 }

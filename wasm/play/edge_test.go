@@ -260,11 +260,11 @@ func TestEdgeWorkloadFitsLimits(t *testing.T) {
 	s := DefaultState()
 	s.Workload = "lab"
 	ApplyEdgeDefaults(&s)
-	if s.I("streams") != 4 || s.F("duration") != 10 {
-		t.Fatalf("edge defaults not applied: %v", s.Num)
+	if s.Lab.ShortConcurrency != 4 || s.Lab.Duration != 10 {
+		t.Fatalf("edge defaults not applied: %v", s.Lab)
 	}
-	s.set("long", 32000)
-	s.set("streams", 16)
+	s.SetNum("long", 32000)
+	s.SetNum("streams", 16)
 	w, notes := EdgeWorkload(s, EdgeLimits{MaxBodyBytes: 65536, MaxTokens: 128}, 6)
 	if w.ShortOutputLen != 128 || w.LongInputLen*6+512 > 65536 || w.ShortConcurrency != 5 || len(notes) != 3 {
 		t.Errorf("workload %+v, notes %q", w, notes)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,37 +141,6 @@ func UseTrace(name string, reqs []sim.Request) int {
 
 // TraceName is the uploaded trace's file name ("" if none).
 func TraceName() string { return userTrace.name }
-
-// requests is the state's workload at rate: the uploaded trace, or Poisson
-// arrivals with fixed lengths or the distribution the state names.
-func requests(s State, rate float64) ([]sim.Request, error) {
-	if s.Workload == "trace" {
-		if userTrace.reqs == nil {
-			return nil, fmt.Errorf("the trace workload needs a trace file: upload a CSV or JSONL (arrival, prompt, output) as servelab sim --trace reads")
-		}
-		return append([]sim.Request(nil), userTrace.reqs...), nil
-	}
-	p, o := Lengths(s)
-	return sim.PoissonLengths(s.I("n"), rate, p, o, uint64(s.I("seed")))
-}
-
-// Lengths are the prompt and output length distributions the state names:
-// fixed (lendist 0), uniform within ±spread of the length (1), or
-// lognormal around it with sigma spread (2), clamped to [1, 4x the length].
-func Lengths(s State) (prompt, output sim.Lengths) {
-	mk := func(n int) sim.Lengths {
-		sp := s.F("spread")
-		switch s.I("lendist") {
-		case 1:
-			sp = math.Min(sp, 0.95)
-			return sim.Lengths{Kind: "uniform", Min: max(1, int(math.Round(float64(n)*(1-sp)))), Max: max(1, int(math.Round(float64(n)*(1+sp))))}
-		case 2:
-			return sim.Lengths{Kind: "lognormal", Mu: math.Log(float64(n)), Sigma: sp, Min: 1, Max: 4 * n}
-		}
-		return sim.Lengths{Kind: "fixed", Value: n}
-	}
-	return mk(s.I("prompt")), mk(s.I("output"))
-}
 
 // labelPolicy reads a scheduler from a run's label or file name, as the
 // lab's --label names it ("unchunked", "chunked-512", "prefill-first"...).

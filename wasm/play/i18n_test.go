@@ -5,6 +5,7 @@ package play
 import (
 	"os"
 	"regexp"
+	"servelab/sim/scenario"
 	"strings"
 	"testing"
 	"unicode"
@@ -92,15 +93,16 @@ func TestEveryKeyTheAppUsesExists(t *testing.T) {
 	for _, p := range Presets {
 		need["preset."+p.Name+".title"], need["preset."+p.Name+".about"] = true, true
 	}
-	for _, p := range Params {
-		if p.Unit != "" {
-			need["unit."+p.Unit] = true
+	for _, c := range Controls() {
+		if c.Unit != "" {
+			need["unit."+c.Unit] = true
 		}
+		need[c.Label()] = true // every knob's label: a link's note names it
 	}
-	for _, w := range workloads {
+	for _, w := range scenario.Workloads {
 		need["workload."+w] = true
 	}
-	for _, p := range policies {
+	for _, p := range scenario.Policies {
 		need["policy."+p] = true
 	}
 	if len(need) < 100 {

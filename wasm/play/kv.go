@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // StepAt is the index of row's step running at time t, else the last one
@@ -141,14 +142,12 @@ func BestSplit(s State, gpus int, yield func() error) (SplitResult, error) {
 	if gpus < 2 || gpus > 16 {
 		return SplitResult{}, fmt.Errorf("the split search needs 2..16 GPUs, got %d", gpus)
 	}
-	if s.Workload != "poisson" {
+	if s.Workload != scenario.Poisson {
 		return SplitResult{}, fmt.Errorf("the split search needs Poisson arrivals (a rate to search)")
 	}
-	step, err := stepModel(s)
-	if err != nil {
-		return SplitResult{}, err
-	}
-	lim, err := limits(s, step)
+	x := s
+	x.Policy = scenario.Disaggregated
+	b, err := build(x)
 	if err != nil {
 		return SplitResult{}, err
 	}
@@ -158,7 +157,8 @@ func BestSplit(s State, gpus int, yield func() error) (SplitResult, error) {
 		}
 		return requests(s, rate)
 	}
-	c := sim.Cluster{Step: step, Prefill: 1, Decode: 1, Limits: lim}
+	c := *b.Cluster
+	c.Prefill, c.Decode = 1, 1
 	gPre, gDec, err := sim.PhaseGoodputs(c, wl, slo(s), 0.9, 400, 400)
 	if err != nil {
 		return SplitResult{}, err

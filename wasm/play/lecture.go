@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // Chapter is one chapter of the lecture mode, as data: its texts are the
@@ -52,12 +53,12 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 	if err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}
-	l := sim.Lecture{Step: step, N: s.I("n"), Prompt: s.I("prompt"), Output: s.I("output"), Seed: uint64(s.I("seed"))}
+	l := sim.Lecture{Step: step, N: s.Requests, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
 	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
 		return sim.Lecture{}, sim.Demos{}, err
 	}
 	d := sim.LectureDemos(slo(s))
-	d.Batch, d.Context, d.Rate4 = s.I("batch"), s.I("ctx"), s.F("rate")
+	d.Batch, d.Context, d.Rate4 = s.Probe.Batch, s.Probe.Context, s.Rate
 	return l, d, nil
 }
 
@@ -65,12 +66,10 @@ func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
 // the table need not be recomputed (moving the view does not; an upload
 // may replace the model of the same name).
 func LectureKey(s State) string {
-	k := s.Model + "|" + s.GPU + "|" + s.Profile + "|" + strconv.Itoa(FilesGen())
-	for _, p := range []string{"effc", "effm", "ovh", "tp", "n", "prompt", "output", "seed", "batch", "ctx", "slottft", "slotpot", "rate",
-		"streams", "long", "longout", "inject", "duration", "budget", "bdec"} {
-		k += "|" + FormatNum(s.F(p))
-	}
-	return k
+	x := &s.Experiment
+	return fmt.Sprintf("%s|%s|%s|%d|%g|%g|%g|%b|%d|%d|%d|%d|%d|%v|%v|%g|%v|%d|%v", x.Model, x.GPU, x.Profile, FilesGen(),
+		x.EffCompute, x.EffMem, x.Overhead, x.Typed, x.TP, x.Requests, x.Prompt, x.Output, x.Seed, x.Probe, x.SLO, x.Rate,
+		x.Lab, x.Budget, x.ExcludeDecodes)
 }
 
 // RunLecture computes every demo for s, one job after another (the page's
@@ -232,9 +231,11 @@ func RunLabSide(s State, have *SimRun, chunked bool) (*SimRun, error) {
 // labSide is the state of one side of the lab pair.
 func labSide(s State, chunked bool) State {
 	x := s.Clone()
-	x.Workload, x.Policy = "lab", "prefill-first"
+	x.Workload, x.Policy = scenario.Lab, scenario.PrefillFirst
 	if chunked {
-		x.Policy = "chunked"
+		x.Policy = scenario.Chunked
+	} else {
+		x.Budget, x.ExcludeDecodes = 0, false // unchunked runs with vLLM's default token budget
 	}
 	return x
 }
@@ -245,12 +246,9 @@ func labSide(s State, chunked bool) State {
 // the uploads so far (one may replace the model of the same name).
 func labKey(x State) string {
 	k := x.Clone()
-	k.Preset = ""
-	for _, v := range []string{"t0", "span", "cursor", "sel"} {
-		k.Num[v] = 0
-	}
-	if k.Policy != "chunked" {
-		k.Num["budget"], k.Num["bdec"] = 0, 0
+	k.Preset, k.View = "", View{}
+	if k.Policy != scenario.Chunked {
+		k.Budget, k.ExcludeDecodes = 0, false
 	}
 	return k.Query() + "&files=" + strconv.Itoa(FilesGen())
 }
@@ -394,7 +392,7 @@ func Reveal(ch Chapter, s State, res *sim.Interference, c *LectureCache) (int, m
 	case "lab":
 		// The same lab with a 512-token budget instead of the state's.
 		s512 := s.Clone()
-		s512.Num["budget"] = 512
+		s512.Budget = 512
 		p, err := c.LabSide(s512, nil, true)
 		if err != nil {
 			return 0, nil, err
@@ -411,7 +409,7 @@ func Reveal(ch Chapter, s State, res *sim.Interference, c *LectureCache) (int, m
 		case w512 > 1.1*w:
 			pick = 3
 		}
-		return pick, map[string]string{"w512": ms(w512), "w": ms(w), "budget": FormatNum(s.F("budget"))}, nil
+		return pick, map[string]string{"w512": ms(w512), "w": ms(w), "budget": strconv.Itoa(s.EffectiveBudget())}, nil
 	}
 	return 0, nil, fmt.Errorf("chapter %q has no question", ch.ID)
 }

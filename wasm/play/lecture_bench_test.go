@@ -31,10 +31,11 @@ func BenchmarkChapterMoves(b *testing.B) {
 			for b.Loop() {
 				c := &LectureCache{}
 				table(b, ch, open, c)
-				seen := map[float64]bool{open.F(m.key): true}
+				c0, _ := ControlByKey(m.key)
+				seen := map[float64]bool{c0.Value(open): true}
 				for _, v := range m.vals {
 					s := open.Clone()
-					s.Num[m.key] = v
+					s.SetNum(m.key, v)
 					t := time.Now()
 					table(b, ch, s, c)
 					ms := float64(time.Since(t).Microseconds()) / 1e3

@@ -18,7 +18,7 @@ func chapterState(t *testing.T, ch Chapter) State {
 	if !ok {
 		t.Fatalf("chapter %s names unknown preset %q", ch.ID, ch.Preset)
 	}
-	p.Apply(&s)
+	s.ApplyPreset(p)
 	return s
 }
 
@@ -40,7 +40,7 @@ func TestChapterOneIsTheLecture(t *testing.T) {
 func TestChapterAnswersHold(t *testing.T) {
 	for _, ch := range Chapters {
 		s := chapterState(t, ch)
-		s.Num["n"] = 1500
+		s.SetNum("n", 1500)
 		res, err := RunLecture(s, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestChapterAnswersHold(t *testing.T) {
 			t.Errorf("%s: the simulation picks option %d (%v), the chapter says %d", ch.ID, got, vals, ch.Answer)
 		}
 		for _, m := range ch.Moves {
-			if _, ok := numIndex[m]; !ok {
+			if _, ok := ControlByKey(m); !ok {
 				t.Errorf("%s moves unknown setting %q", ch.ID, m)
 			}
 		}
@@ -66,7 +66,7 @@ func TestChapterAnswersHold(t *testing.T) {
 // inputs did not move.
 func TestLectureCacheEqualsFresh(t *testing.T) {
 	base := chapterState(t, Chapters[2]) // demo 3's settings
-	base.Num["n"] = 400
+	base.SetNum("n", 400)
 	steps := []struct {
 		set      map[string]float64
 		wantHits int // jobs the cache must answer after this change
@@ -87,7 +87,7 @@ func TestLectureCacheEqualsFresh(t *testing.T) {
 	for i, st := range steps {
 		s := base.Clone()
 		for k, v := range st.set {
-			s.Num[k] = v
+			s.SetNum(k, v)
 		}
 		before := c.Hits
 		cached, err := RunLecture(s, c)
@@ -138,15 +138,15 @@ func TestLectureCacheIsBounded(t *testing.T) {
 // it keeps at most maxCachedLabs runs.
 func TestLabCache(t *testing.T) {
 	s := chapterState(t, Chapters[4])
-	s.Num["duration"], s.Num["inject"], s.Num["long"] = 12, 4, 8000
+	s.Lab.Duration, s.Lab.InjectAfter, s.Lab.LongInputLen = 12, 4, 8000
 	c := &LectureCache{}
 	u1, err := c.LabSide(s, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s2 := s.Clone()
-	s2.Num["budget"] = 512
-	s2.Num["t0"] = 3 // the view is no input either
+	s2.SetNum("budget", 512)
+	s2.View.T0 = 3 // the view is no input either
 	u2, _ := c.LabSide(s2, nil, false)
 	if u2 != u1 || c.Hits != 1 {
 		t.Errorf("a budget change simulated the unchunked side again (same run %v, hits %d)", u2 == u1, c.Hits)
@@ -168,14 +168,14 @@ func TestLabCache(t *testing.T) {
 	}
 	for _, st := range []float64{8, 12, 20} {
 		x := s.Clone()
-		x.Num["streams"] = st
+		x.SetNum("streams", st)
 		if _, err := c.LabSide(x, nil, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The timeline's run, when it is the side asked for, is used and kept.
 	x := s.Clone()
-	x.Num["streams"] = 6
+	x.SetNum("streams", 6)
 	main, err := Simulate(labSide(x, true))
 	if err != nil {
 		t.Fatal(err)

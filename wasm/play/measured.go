@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // Overlay is a measured run laid over the simulation: the lab's gaps on the
@@ -175,23 +176,23 @@ func (o *Overlay) LinesIn(lang string) []string {
 func (o *Overlay) ApplyConfig(s *State) []string {
 	var notes []string
 	set := func(k string, v float64) {
-		if n := s.set(k, v); n != "" {
+		if n := s.SetNum(k, v); n != "" {
 			notes = append(notes, n)
 		}
 	}
 	switch o.Kind {
 	case "lab":
-		s.Workload = "lab"
-		if s.Policy == "disagg" {
-			s.Policy = "chunked"
+		s.Workload = scenario.Lab
+		if !OneGPUColocated(s.Policy) {
+			s.Policy = scenario.Chunked
 		}
 		c := sim.DefaultLabConfig()
 		if o.Config != nil {
 			c = *o.Config
 		}
 		set("streams", float64(c.ShortConcurrency))
-		set("prompt", float64(c.ShortInputLen))
-		set("output", float64(c.ShortOutputLen))
+		set("sin", float64(c.ShortInputLen))
+		set("sout", float64(c.ShortOutputLen))
 		set("long", float64(c.LongInputLen))
 		set("longout", float64(c.LongOutputLen))
 		set("duration", float64(c.Duration))
@@ -203,7 +204,7 @@ func (o *Overlay) ApplyConfig(s *State) []string {
 		if b == nil {
 			break
 		}
-		s.Workload = "poisson"
+		s.Workload = scenario.Poisson
 		if p, out := b.MeanLengths(); p > 0 || out > 0 {
 			if p > 0 {
 				set("prompt", math.Round(p))

@@ -40,7 +40,7 @@ func TestLabFileConfiguresTheSimulation(t *testing.T) {
 	if notes := o.ApplyConfig(&s); len(notes) > 0 {
 		t.Errorf("notes %q", notes)
 	}
-	if s.Workload != "lab" || s.I("streams") != 4 || s.I("long") != 4000 || s.F("inject") != 1 || s.F("duration") != 4 {
+	if s.Workload != "lab" || s.Lab.ShortConcurrency != 4 || s.Lab.LongInputLen != 4000 || s.Lab.InjectAfter != 1 || s.Lab.Duration != 4 {
 		t.Errorf("state from the file: %s", s.Query())
 	}
 	if len(o.Gaps) == 0 || o.Lab == nil || o.Lab.WorstGap <= 0 {
@@ -134,14 +134,14 @@ func TestEveryToolsFileLoads(t *testing.T) {
 		}
 		s := DefaultState()
 		notes := o.ApplyConfig(&s)
-		if s.Workload != "poisson" || s.F("inject") != 0 || !(s.F("rate") > 0) {
+		if s.Workload != "poisson" || s.Lab.InjectAfter != 0 || !(s.Rate > 0) {
 			t.Errorf("%s: state %s, notes %q", c.file, s.Query(), notes)
 		}
-		if c.rate > 0 && s.F("rate") != c.rate {
-			t.Errorf("%s: rate %g, the file asked %g", c.file, s.F("rate"), c.rate)
+		if c.rate > 0 && s.Rate != c.rate {
+			t.Errorf("%s: rate %g, the file asked %g", c.file, s.Rate, c.rate)
 		}
-		if p, _ := o.Bench.MeanLengths(); p > 0 && s.F("prompt") != math.Round(p) {
-			t.Errorf("%s: prompt %g, file's mean %g", c.file, s.F("prompt"), p)
+		if p, _ := o.Bench.MeanLengths(); p > 0 && float64(s.Prompt) != math.Round(p) {
+			t.Errorf("%s: prompt %g, file's mean %g", c.file, float64(s.Prompt), p)
 		}
 		if o.Bench.Concurrency > 0 && !strings.Contains(strings.Join(notes, " "), "in flight") {
 			t.Errorf("%s: a concurrency-bound run set up without saying so: %q", c.file, notes)

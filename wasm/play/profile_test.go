@@ -25,8 +25,8 @@ func TestProfileInState(t *testing.T) {
 		t.Fatal(n)
 	}
 	ApplyProfile(&s)
-	if s.F("effc") != 0.6875 || s.F("effm") != 0.7385 {
-		t.Errorf("vllm's H100 constants not on the sliders: %v %v", s.F("effc"), s.F("effm"))
+	if s.EffCompute != 0.6875 || s.EffMem != 0.7385 {
+		t.Errorf("vllm's H100 constants not on the sliders: %v %v", s.EffCompute, s.EffMem)
 	}
 	v, err := stepModel(s)
 	if err != nil {
@@ -40,13 +40,16 @@ func TestProfileInState(t *testing.T) {
 		t.Errorf("query lacks the profile: %s", q)
 	}
 	back, notes := ParseQuery(q)
-	if back.Profile != "vllm" || back.F("effc") != 0.6875 || len(notes) != 0 {
-		t.Errorf("link gave profile %q effc %v notes %v", back.Profile, back.F("effc"), notes)
+	if back.Profile != "vllm" || back.EffCompute != 0.6875 || len(notes) != 0 {
+		t.Errorf("link gave profile %q effc %v notes %v", back.Profile, back.EffCompute, notes)
+	}
+	if strings.Contains(q, "effc=") {
+		t.Errorf("the profile's own values are no setting of the link: %s", q)
 	}
 	// A link's own slider values win over the profile's.
-	mine, _ := ParseQuery(strings.Replace(q, "effc=0.6875", "effc=0.5", 1))
-	if mine.F("effc") != 0.5 {
-		t.Errorf("link's effc %v, want 0.5", mine.F("effc"))
+	mine, _ := ParseQuery(q + "&effc=0.5")
+	if mine.EffCompute != 0.5 {
+		t.Errorf("link's effc %v, want 0.5", mine.EffCompute)
 	}
 	mv, err := stepModel(mine)
 	if err != nil {
@@ -61,9 +64,9 @@ func TestProfileInState(t *testing.T) {
 		}
 	}
 	p, _ := PresetByName("demo2")
-	p.Apply(&s)
-	if s.Profile != "" || s.F("effc") != 0.6 || s.F("ovh") != 1 {
-		t.Errorf("preset kept profile %q effc %v ovh %v", s.Profile, s.F("effc"), s.F("ovh"))
+	s.ApplyPreset(p)
+	if s.Profile != "lecture" || s.EffCompute != 0.6 || (s.Overhead*1e3) != 1 {
+		t.Errorf("preset kept profile %q effc %v ovh %v", s.Profile, s.EffCompute, (s.Overhead * 1e3))
 	}
 	if n := s.Set("profile", "nosuch"); !strings.Contains(n, "nosuch") {
 		t.Errorf("unknown profile note %q", n)
@@ -89,7 +92,7 @@ func TestAddProfile(t *testing.T) {
 		t.Fatal(n)
 	}
 	ApplyProfile(&s)
-	if s.F("effm") != 0.5 {
-		t.Errorf("uploaded profile's eff_mem %v on the slider", s.F("effm"))
+	if s.EffMem != 0.5 {
+		t.Errorf("uploaded profile's eff_mem %v on the slider", s.EffMem)
 	}
 }

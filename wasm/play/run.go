@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"servelab/hwspecs"
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // MaxIterations cuts any one simulation short so the tab never freezes; a
@@ -75,44 +75,6 @@ type SimRun struct {
 // GapAt is an inter-token gap and when its later token arrived.
 type GapAt struct{ T, Gap float64 }
 
-// stepModel builds the step model the state names, with its assumptions.
-func stepModel(s State) (sim.StepModel, error) {
-	if s.profileName() != sim.DefaultProfile {
-		return profileStep(s)
-	}
-	m, err := model(s.Model)
-	if err != nil {
-		return sim.StepModel{}, err
-	}
-	g, err := hwspecs.Get(s.GPU)
-	if err != nil {
-		return sim.StepModel{}, err
-	}
-	st := sim.StepModel{Model: m, GPU: g, EffCompute: s.F("effc"), EffMem: s.F("effm"),
-		Overhead: s.F("ovh") / 1e3, TP: s.I("tp")}
-	return st.Prepare()
-}
-
-// policy builds the scheduler the state names.
-func policy(s State) (sim.Policy, error) {
-	switch s.Policy {
-	case "chunked":
-		return sim.Chunked{Budget: s.I("budget"), ExcludeDecodes: s.I("bdec") == 0}, nil
-	case "prefill-first", "disagg":
-		return sim.NewPolicy("prefill-first", 0)
-	case "prefill-only", "decode-only": // one of DistServe's instances alone
-		return sim.NewPolicy(s.Policy, 0)
-	}
-	return nil, fmt.Errorf("unknown policy %q", s.Policy)
-}
-
-// labWorkload is the lab closed loop from the state's knobs.
-func labWorkload(s State) sim.LabWorkload {
-	return sim.LabWorkload{ShortConcurrency: s.I("streams"), ShortInputLen: s.I("prompt"), ShortOutputLen: s.I("output"),
-		LongInputLen: s.I("long"), LongOutputLen: s.I("longout"), LongCount: 1,
-		Duration: s.F("duration"), InjectAfter: s.F("inject")}
-}
-
 // Simulate runs the state's experiment with its trace kept (the view reads
 // the inter-token gaps from the trace: no token times are kept).
 func Simulate(s State) (*SimRun, error) { return simulate(s, false) }
@@ -159,29 +121,23 @@ func Start(s State) (*Job, error) { return start(s, false) }
 
 func start(s State, tokens bool) (*Job, error) {
 	t0 := time.Now()
-	step, err := stepModel(s)
+	b, err := build(s)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy(s)
-	if err != nil {
-		return nil, err
-	}
-	lim, err := limits(s, step)
-	if err != nil {
-		return nil, err
-	}
+	step, lim := b.Step, b.Config.Limits
 	// The engine counts the gaps and notes each step's largest (the view's
 	// gap lane): no pass over every token here.
-	cfg := sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: tokens, CountGaps: true, Limits: lim}
+	cfg := b.Config
+	cfg.Trace, cfg.RecordTokens, cfg.CountGaps = true, tokens, true
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
 	j := &Job{r: r}
 	switch {
-	case s.Workload == "lab":
+	case s.Workload == scenario.Lab:
 		if !OneGPUColocated(s.Policy) {
 			return nil, fmt.Errorf("the lab workload runs on one colocated GPU; pick prefill-first or chunked")
 		}
-		w := labWorkload(s)
+		w := s.Lab
 		if w.InjectAfter >= w.Duration {
 			return nil, fmt.Errorf("inject time %gs must be before the end of the lab run (%gs)", w.InjectAfter, w.Duration)
 		}
@@ -210,18 +166,19 @@ func start(s State, tokens bool) (*Job, error) {
 			r.Lab = &sum
 		}
 	default:
-		reqs, err := requests(s, s.F("rate"))
+		reqs, err := requests(s, s.Rate)
 		if err != nil {
 			return nil, err
 		}
-		if s.Policy == "disagg" {
+		if b.Cluster != nil {
 			// Every output token is a trace item (and a recorded time): keep
 			// the first requests that fit and say the run was cut short.
 			cut := false
-			if k := MaxTraceItems / (s.I("output") + 1); k < len(reqs) {
+			if k := MaxTraceItems / (s.Output + 1); k < len(reqs) {
 				reqs, cut = reqs[:k], true
 			}
-			c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Trace: true, RecordTokens: tokens, Limits: lim}
+			c := *b.Cluster
+			c.Trace, c.RecordTokens = true, tokens
 			co, err := sim.RunDisaggregated(c, reqs)
 			if err != nil {
 				return nil, err
@@ -486,22 +443,6 @@ var lectureMemory sim.Scratch
 // Only the Update goroutine simulates, so it needs no lock.
 var pool []buffers
 
-// limits are the engine's limits the state names: none for the ideal
-// engine (the lecture's), else max sequences and a paged KV cache from the
-// GPU's memory minus the weights, as the CLI's flags build them.
-func limits(s State, step sim.StepModel) (sim.Limits, error) {
-	l := sim.Limits{MaxIterations: MaxIterations}
-	if s.I("ideal") == 1 {
-		return l, nil
-	}
-	blocks, err := sim.MemorySplit{Utilization: s.F("gpumem"), BlockSize: s.I("block")}.KVBlocks(step)
-	if err != nil {
-		return l, err
-	}
-	l.MaxSeqs, l.KVBlocks, l.BlockSize, l.Preempt = s.I("maxseqs"), blocks, s.I("block"), s.I("preempt") == 1
-	return l, nil
-}
-
 // Recycle hands the run's arrays to the next simulation; call it when the
 // run is no longer shown.
 func (r *SimRun) Recycle() {
@@ -704,9 +645,9 @@ func (r *SimRun) Figures() Figures {
 		Throughput: s.Throughput, Goodput: -1, Truncated: r.Truncated}
 	f.Attainment = sim.Attainment(r.Results, runSLO(r.State))
 	switch {
-	case r.State.Workload == "lab":
+	case r.State.Workload == scenario.Lab:
 		f.GoodputNote = "note.closedloop"
-	case r.State.Workload == "trace":
+	case r.State.Workload == scenario.Trace:
 		f.GoodputNote = "note.trace"
 	case r.Truncated:
 		f.GoodputNote = "note.cut"
@@ -716,8 +657,6 @@ func (r *SimRun) Figures() Figures {
 	return f
 }
 
-func slo(s State) sim.SLO { return sim.SLO{TTFT: s.F("slottft") / 1e3, TPOT: s.F("slotpot") / 1e3} }
-
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
@@ -725,12 +664,14 @@ func runSLO(s State) sim.SLO { return sim.Demo3SLO(s.Policy, slo(s)) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).
-func OneGPUColocated(policy string) bool { return policy == "prefill-first" || policy == "chunked" }
+func OneGPUColocated(policy string) bool {
+	return policy == scenario.PrefillFirst || policy == scenario.Chunked
+}
 
 // AttainmentAt runs the state's Poisson experiment at another rate, without
 // trace, for the goodput search and the latency-vs-rate view.
 func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
-	step, err := stepModel(s)
+	b, err := build(s)
 	if err != nil {
 		return sim.Summary{}, 0, err
 	}
@@ -738,23 +679,15 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	if err != nil {
 		return sim.Summary{}, 0, err
 	}
-	lim, err := limits(s, step)
-	if err != nil {
-		return sim.Summary{}, 0, err
-	}
 	var rs []sim.Result
-	if s.Policy == "disagg" {
-		co, err := sim.RunDisaggregated(sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Limits: lim}, reqs)
+	if b.Cluster != nil {
+		co, err := sim.RunDisaggregated(*b.Cluster, reqs)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
 		rs = co.Results
 	} else {
-		pol, err := policy(s)
-		if err != nil {
-			return sim.Summary{}, 0, err
-		}
-		out, err := sim.RunOn(sim.Config{Step: step, Policy: pol, Limits: lim}, reqs, &sweepMem)
+		out, err := sim.RunOn(b.Config, reqs, &sweepMem)
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -773,18 +706,17 @@ var sweepMem sim.Scratch
 // whose runs end as soon as their answer is known and reuse their memory.
 // yield is called before each experiment; an error from it ends the search.
 func Goodput(s State, hi float64, yield func() error) (rate float64, saturated bool, err error) {
-	step, err := stepModel(s)
-	if err != nil {
-		return 0, false, err
-	}
-	lim, err := limits(s, step)
+	b, err := build(s)
 	if err != nil {
 		return 0, false, err
 	}
 	wl := func(rate float64) ([]sim.Request, error) { return requests(s, rate) }
-	if s.Workload != "trace" {
-		p, o := Lengths(s)
-		wl = sim.PoissonSearch(s.I("n"), p, o, uint64(s.I("seed")))
+	if s.Workload != scenario.Trace {
+		p, o, err := s.Lengths()
+		if err != nil {
+			return 0, false, err
+		}
+		wl = sim.PoissonSearch(s.Requests, p, o, s.Seed)
 	}
 	each := func(rate float64) ([]sim.Request, error) {
 		if err := yield(); err != nil {
@@ -792,16 +724,11 @@ func Goodput(s State, hi float64, yield func() error) (rate float64, saturated b
 		}
 		return wl(rate)
 	}
-	if s.Policy == "disagg" {
-		c := sim.Cluster{Step: step, Prefill: s.I("xp"), Decode: s.I("yd"), Limits: lim}
-		rate, _, saturated, err = sim.ClusterGoodput(c, each, runSLO(s), 0.9, hi)
+	if b.Cluster != nil {
+		rate, _, saturated, err = sim.ClusterGoodput(*b.Cluster, each, runSLO(s), 0.9, hi)
 		return rate, saturated, err
 	}
-	pol, err := policy(s)
-	if err != nil {
-		return 0, false, err
-	}
-	return sim.InstanceGoodput(sim.Config{Step: step, Policy: pol, Limits: lim}, each, runSLO(s), 0.9, hi)
+	return sim.InstanceGoodput(b.Config, each, runSLO(s), 0.9, hi)
 }
 
 // maxSweepTokens bounds the output tokens of one background run: the
@@ -811,7 +738,7 @@ const maxSweepTokens = 600_000
 // SweepTooBig reports whether the background figures (goodput, latency vs
 // rate) would take too long for s: they are skipped, with a note.
 func SweepTooBig(s State) bool {
-	return s.Workload == "trace" || s.I("n")*s.I("output") > maxSweepTokens
+	return s.Workload == scenario.Trace || s.Requests*s.Output > maxSweepTokens
 }
 
 // RatePoint is one point of the latency-vs-rate view.

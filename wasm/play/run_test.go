@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // TestSimulateIsSimRun checks the playground's trace driver against sim.Run:
@@ -25,10 +26,16 @@ func TestSimulateIsSimRun(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 		prev = r
-		step, _ := stepModel(s)
-		pol, _ := policy(s)
-		reqs, _ := sim.Poisson(s.I("n"), s.F("rate"), s.I("prompt"), s.I("output"), uint64(s.I("seed")))
-		out, err := sim.Run(sim.Config{Step: step, Policy: pol, Trace: true, RecordTokens: true}, reqs)
+		// The same experiment built as the CLI builds it.
+		x := s.Experiment
+		b, err := x.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := sim.Poisson(s.Requests, s.Rate, s.Prompt, s.Output, s.Seed)
+		cfg := b.Config
+		cfg.Trace, cfg.RecordTokens = true, true
+		out, err := sim.Run(cfg, reqs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,8 +62,8 @@ func TestEveryPresetSimulates(t *testing.T) {
 		switch {
 		case s.Workload == "lab" && (r.Lab == nil || r.Lab.WorstGap <= 0 || len(r.LongIDs) != 1):
 			t.Errorf("%s: lab run without its summary or long prompt", p.Name)
-		case s.Policy == "disagg" && len(r.Rows) != s.I("xp")+s.I("yd"):
-			t.Errorf("%s: %d GPU rows, want %d", p.Name, len(r.Rows), s.I("xp")+s.I("yd"))
+		case s.Policy == scenario.Disaggregated && len(r.Rows) != s.PrefillGPUs+s.DecodeGPUs:
+			t.Errorf("%s: %d GPU rows, want %d", p.Name, len(r.Rows), s.PrefillGPUs+s.DecodeGPUs)
 		}
 	}
 }
@@ -303,7 +310,7 @@ func TestSlicedJobIsWhole(t *testing.T) {
 			!reflect.DeepEqual(got.LongIDs, whole.LongIDs) || !reflect.DeepEqual(got.Lab, whole.Lab) {
 			t.Errorf("%s: the sliced run (%d slices) differs from the whole one", p.Name, slices)
 		}
-		if s.Policy != "disagg" && slices < 2 {
+		if s.Policy != scenario.Disaggregated && slices < 2 {
 			t.Errorf("%s: only %d slices: the test did not slice", p.Name, slices)
 		}
 		whole.Recycle()
@@ -317,7 +324,7 @@ func TestSlicedJobIsWhole(t *testing.T) {
 // made at once.
 func TestLongJobEndsInSlicesOfItsOwn(t *testing.T) {
 	s := DefaultState()
-	s.Num["n"], s.Num["output"], s.Num["rate"] = 2000, 256, 8
+	s.Requests, s.Output, s.Rate = 2000, 256, 8
 	whole, err := Simulate(s)
 	if err != nil {
 		t.Fatal(err)

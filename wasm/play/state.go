@@ -1,9 +1,9 @@
 //go:build js && wasm
 
 // Package play is the playground's model, apart from the page: the settings
-// (State, the URL and presets), the simulation the view draws (Simulate) and
-// the measured runs laid over it. It has no DOM and no canvas, so its tests
-// run under node, the same wasm runtime as the browser.
+// (State: the experiment, the view, the URL and presets), the simulation the
+// view draws (Simulate) and the measured runs laid over it. It has no DOM and
+// no canvas, so its tests run under node, the same wasm runtime as the browser.
 package play
 
 import (
@@ -13,191 +13,184 @@ import (
 	"strconv"
 	"strings"
 
-	"servelab/hwspecs"
-	"servelab/modelspecs"
+	"servelab/sim/scenario"
 )
 
-// State is every setting the page shows: the workload, the scheduler, the
-// hardware, the assumptions, the SLOs and the view. The URL holds all of it,
-// so a shared link reproduces the view exactly.
+// State is every setting the page shows: the experiment (scenario's, the
+// same value the CLI builds from its flags), the preset it came from, the
+// view and the language. The URL holds all of it but the language, so a
+// shared link reproduces the view exactly.
 type State struct {
-	Preset   string
-	Workload string // "poisson" or "lab"
-	Policy   string // "prefill-first", "chunked", "disagg"
-	Model    string
-	GPU      string
-	// Profile is the step model's profile (profile.go); "" is the lecture's.
-	Profile string
-	// Numbers, keyed by the param table below.
-	Num map[string]float64
+	scenario.Experiment
+	Preset string
+	View   View
 	// Lang is the language of the notes Set returns ("" is English); it
 	// is the page's, not part of the simulation or its query.
 	Lang string
 }
 
-// Param is one numeric setting: its URL key (also the control's id), label,
-// range, step and default. Values outside the range are clamped with a note.
-type Param struct {
-	Key, Label string
-	Min, Max   float64
-	Step       float64
-	Def        float64
-	Unit       string
+// View is where the timeline looks: from T0, Span seconds wide, the
+// playback cursor (-1: none) and the selected step (-1: none). It is the
+// page's alone: no CLI flag has it.
+type View struct {
+	T0, Span, Cursor float64
+	Sel              int
 }
 
-// Params is every numeric setting. Keep keys short: they are the URL.
-var Params = []Param{
-	{"prompt", "Prompt length", 1, 32768, 1, 512, "tokens"},
-	{"output", "Output length", 1, 4096, 1, 64, "tokens"},
-	{"rate", "Arrival rate", 0.1, 200, 0.1, 20, "req/s"},
-	{"n", "Requests", 1, 20000, 1, 1500, ""},
-	{"seed", "Seed", 0, 1e9, 1, 1, ""},
-	{"batch", "Decode batch (demo 1)", 1, 512, 1, 32, ""},
-	{"ctx", "Context per sequence (demo 1)", 1, 32768, 1, 700, "tokens"},
-	{"budget", "Chunk budget", 16, 16384, 16, 2048, "tokens/step"},
-	{"bdec", "Budget counts decode tokens", 0, 1, 1, 1, ""},
-	{"streams", "Short streams", 1, 256, 1, 16, ""},
-	{"long", "Long prompt", 1, 131072, 1, 32000, "tokens"},
-	{"longout", "Long output", 1, 4096, 1, 16, "tokens"},
-	{"inject", "Inject long prompt at", 0, 600, 0.5, 20, "s"},
-	{"duration", "Lab duration", 1, 600, 1, 60, "s"},
-	{"xp", "Prefill GPUs", 1, 8, 1, 2, ""},
-	{"yd", "Decode GPUs", 1, 8, 1, 1, ""},
-	{"tp", "Tensor parallel", 1, 8, 1, 1, ""},
-	{"effc", "Compute efficiency", 0.05, 1, 0.01, 0.60, ""},
-	{"effm", "Memory efficiency", 0.05, 1, 0.01, 0.85, ""},
-	{"ovh", "Overhead per step", 0, 50, 0.1, 1, "ms"},
-	{"slottft", "TTFT SLO", 1, 100000, 1, 100, "ms"},
-	{"slotpot", "TPOT SLO", 0.1, 10000, 0.1, 15, "ms"},
-	{"lendist", "Length distribution: fixed (0), uniform (1), lognormal (2)", 0, 2, 1, 0, ""},
-	{"spread", "Length spread", 0, 2, 0.05, 0.5, ""},
-	{"ideal", "Ideal engine (no memory or sequence limits)", 0, 1, 1, 1, ""},
-	{"maxseqs", "Max sequences", 1, 4096, 1, 256, ""},
-	{"gpumem", "GPU memory utilization", 0.05, 1, 0.01, 0.9, ""},
-	{"block", "KV block size", 1, 1024, 1, 16, "tokens"},
-	{"preempt", "KV cache full: preempt (1) or wait (0)", 0, 1, 1, 1, ""},
-	{"t0", "View start", 0, 1e6, 0.001, 0, "s"},
-	{"span", "View span", 0.001, 1e6, 0.001, 1, "s"},
-	{"cursor", "Playback position", -1, 1e6, 0.001, -1, "s"},
-	{"sel", "Selected step", -1, 1e8, 1, -1, ""},
+// viewKey is one URL key of the view, with its range.
+type viewKey struct {
+	key         string
+	min, max, d float64
+	whole       bool
+	field       func(*View) *float64
 }
 
-var numIndex = func() map[string]*Param {
-	m := map[string]*Param{}
-	for i := range Params {
-		m[Params[i].Key] = &Params[i]
-	}
-	return m
-}()
+// viewKeys are the view's URL keys.
+var viewKeys = []viewKey{
+	{"t0", 0, 1e6, 0, false, func(v *View) *float64 { return &v.T0 }},
+	{"span", 0.001, 1e6, 1, false, func(v *View) *float64 { return &v.Span }},
+	{"cursor", -1, 1e6, -1, false, func(v *View) *float64 { return &v.Cursor }},
+	{"sel", -1, 1e8, -1, true, nil},
+}
 
-var (
-	workloads = []string{"poisson", "lab", "trace"}
-	policies  = []string{"prefill-first", "chunked", "disagg", "prefill-only", "decode-only"}
-)
-
-// DefaultState is the page with no URL: the lecture's colocated setup.
+// DefaultState is the page with no URL: the experiment every knob's
+// default describes (the lecture's colocated setup) and the whole first second.
 func DefaultState() State {
-	s := State{Workload: "poisson", Policy: "prefill-first", Model: modelspecs.Default, GPU: hwspecs.Default, Num: map[string]float64{}}
-	for _, n := range Params {
-		s.Num[n.Key] = n.Def
-	}
-	return s
+	return State{Experiment: scenario.Default(), View: View{T0: 0, Span: 1, Cursor: -1, Sel: -1}}
 }
 
-// Clone copies s (the map too).
-func (s State) Clone() State {
-	c := s // Lang too
-	c.Num = make(map[string]float64, len(s.Num))
-	for k, v := range s.Num {
-		c.Num[k] = v
+// Clone copies s (the trace's requests are shared: nothing changes them).
+func (s State) Clone() State { return s }
+
+// label is a knob's name in the notes' language.
+func (s *State) label(k *scenario.Knob) string { return T(s.Lang, k.Label()) }
+
+// noteText is a scenario note in the state's language.
+func (s *State) noteText(n *scenario.Note) string {
+	if n == nil {
+		return ""
 	}
-	return c
+	args := make([]any, 0, len(n.Args)+1)
+	if n.Knob != nil {
+		if n.Key == scenario.NoteChoice {
+			args = append(args, n.Knob.URL)
+		} else {
+			args = append(args, s.label(n.Knob))
+		}
+	}
+	for _, a := range n.Args {
+		args = append(args, a)
+	}
+	if n.Key == scenario.NoteNaN && len(args) == 3 {
+		args[1] = n.Args[0] // "%v"
+	}
+	return Tf(s.Lang, "note."+n.Key, args...)
 }
 
-// I is a numeric setting as an int.
-func (s State) I(key string) int { return int(math.Round(s.Num[key])) }
+// pick resolves the keys whose values the page holds beside the
+// catalogues (uploaded models and profiles) and the preset.
+func (s *State) pick(x *scenario.Experiment, key, v string) (*scenario.Note, bool) {
+	switch key {
+	case "model":
+		for _, n := range ModelNames() {
+			if strings.EqualFold(n, strings.TrimSpace(v)) {
+				x.Model = n
+				return nil, true
+			}
+		}
+		k, _ := scenario.KnobByURL("model")
+		return &scenario.Note{Key: scenario.NoteChoice, Knob: k, Args: []string{v, strings.Join(ModelNames(), ", "), x.Model}}, true
+	case "profile":
+		for _, n := range ProfileChoices() {
+			if strings.EqualFold(n, strings.TrimSpace(v)) {
+				x.Profile = n
+				x.Loaded = uploaded[n]
+				x.FillAssumptions()
+				return nil, true
+			}
+		}
+		return &scenario.Note{Key: "noprofile", Args: []string{v, strings.Join(ProfileChoices(), ", ")}}, true
+	}
+	return nil, false
+}
 
-// F is a numeric setting.
-func (s State) F(key string) float64 { return s.Num[key] }
-
-// set stores v for key clamped into its range (and rounded to its step when
-// the step is whole), and returns a note when it had to change the value.
-func (s *State) set(key string, v float64) string {
-	n, ok := numIndex[key]
+// Set applies one key=value from the URL, a control or the JS API (values
+// in the page's units), and returns a note when it could not keep the value
+// as given.
+func (s *State) Set(key, value string) string {
+	switch key {
+	case "preset":
+		if p, ok := scenario.PresetByName(value); ok {
+			s.Preset = p.Name
+			return ""
+		} else if value == "" {
+			s.Preset = ""
+			return ""
+		}
+		return Tf(s.Lang, "note.unknownpreset", value)
+	case "gpu":
+		n, _ := s.Experiment.SetURL(key, value)
+		s.Experiment.FillAssumptions() // the profile's values are the GPU's
+		return s.noteText(n)
+	}
+	if n, ok := s.pick(&s.Experiment, key, value); ok {
+		if key == "profile" && n != nil && n.Key == "noprofile" {
+			return Tf(s.Lang, "note.noprofile", n.Args[0], n.Args[1])
+		}
+		return s.noteText(n)
+	}
+	for _, vk := range viewKeys {
+		if vk.key == key {
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				return Tf(s.Lang, "note.notnum", T(s.Lang, "param."+key), value, FormatNum(s.viewValue(vk)))
+			}
+			return s.setView(vk, v)
+		}
+	}
+	n, ok := s.Experiment.SetURL(key, value)
 	if !ok {
 		return Tf(s.Lang, "note.unknown", key)
 	}
-	orig := v
+	return s.noteText(n)
+}
+
+// SetNum sets a knob (or a view key) to v in the page's unit, clamped with a note.
+func (s *State) SetNum(key string, v float64) string { return s.Set(key, FormatNum(v)) }
+
+// viewValue is a view key's value.
+func (s *State) viewValue(vk viewKey) float64 {
+	if vk.field == nil {
+		return float64(s.View.Sel)
+	}
+	return *vk.field(&s.View)
+}
+
+// setView stores a view key's value clamped into its range.
+func (s *State) setView(vk viewKey, v float64) string {
+	label := T(s.Lang, "param."+vk.key)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		s.Num[key] = n.Def
-		return Tf(s.Lang, "note.nan", s.label(n), orig, FormatNum(n.Def))
+		s.storeView(vk, vk.d)
+		return Tf(s.Lang, "note.nan", label, v, FormatNum(vk.d))
 	}
-	if n.Step >= 1 {
-		v = math.Round(v) // whole-number settings round silently
+	orig := v
+	if vk.whole {
+		v = math.Round(v)
 	}
-	clamped := math.Max(n.Min, math.Min(n.Max, v))
-	s.Num[key] = clamped
-	if clamped != v {
-		v = clamped
-		return Tf(s.Lang, "note.range", s.label(n), FormatNum(orig), FormatNum(n.Min), FormatNum(n.Max), FormatNum(v))
+	c := math.Max(vk.min, math.Min(vk.max, v))
+	s.storeView(vk, c)
+	if c != v {
+		return Tf(s.Lang, "note.range", label, FormatNum(orig), FormatNum(vk.min), FormatNum(vk.max), FormatNum(c))
 	}
 	return ""
 }
 
-// label is a setting's name in the notes' language.
-func (s *State) label(n *Param) string {
-	if l := T(s.Lang, "param."+n.Key); l != "param."+n.Key {
-		return l
+func (s *State) storeView(vk viewKey, v float64) {
+	if vk.field == nil {
+		s.View.Sel = int(v)
+		return
 	}
-	return n.Label
-}
-
-// setChoice stores a string setting if it is one of the valid values.
-func (s *State) setChoice(key, v string) string {
-	var valid []string
-	var dst *string
-	switch key {
-	case "workload":
-		valid, dst = workloads, &s.Workload
-	case "policy":
-		valid, dst = policies, &s.Policy
-	case "model":
-		valid, dst = ModelNames(), &s.Model
-	case "gpu":
-		valid, dst = hwspecs.Names(), &s.GPU
-	case "profile":
-		return s.setProfile(v)
-	case "preset":
-		if _, ok := PresetByName(v); ok || v == "" {
-			s.Preset = v
-			return ""
-		}
-		return Tf(s.Lang, "note.unknownpreset", v)
-	default:
-		return Tf(s.Lang, "note.unknown", key)
-	}
-	for _, x := range valid {
-		if strings.EqualFold(x, v) {
-			*dst = x
-			return ""
-		}
-	}
-	return Tf(s.Lang, "note.choice", key, v, strings.Join(valid, ", "), *dst)
-}
-
-// Set applies one key=value from the URL, a control or the JS API.
-func (s *State) Set(key, value string) string {
-	switch key {
-	case "workload", "policy", "model", "gpu", "preset", "profile":
-		return s.setChoice(key, value)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-	if err != nil {
-		if n, ok := numIndex[key]; ok {
-			return Tf(s.Lang, "note.notnum", s.label(n), value, FormatNum(s.Num[key]))
-		}
-	}
-	return s.set(key, v)
+	*vk.field(&s.View) = v
 }
 
 // pageKeys are URL keys of the page, not of the simulation (language,
@@ -219,63 +212,75 @@ func ParseQueryIn(q, lang string) (State, []string) {
 		notes = append(notes, Tf(lang, "note.badlink", err.Error()))
 		return s, notes
 	}
+	// A chapter's link opens on the chapter's preset, with the link's own
+	// settings on top (a hand-written ?chapter=demo4&rate=30 keeps its rate).
+	if ch, _, ok := ChapterByID(vals.Get("chapter")); ok && vals.Get("preset") == "" {
+		vals.Set("preset", ch.Preset)
+	}
 	if p := vals.Get("preset"); p != "" {
-		if pr, ok := PresetByName(p); ok {
-			pr.Apply(&s)
-		} else {
-			notes = append(notes, Tf(lang, "note.nopreset", p))
+		if pr, ok := scenario.PresetByName(p); ok {
+			s.applyWindow(pr)
 		}
 	}
-	if p := vals.Get("profile"); p != "" {
-		// The profile's values come first (for the link's GPU); the
-		// link's own effc, effm and ovh then override them.
-		if g := vals.Get("gpu"); g != "" {
-			s.Set("gpu", g)
-		}
-		if note := s.Set("profile", p); note != "" {
-			notes = append(notes, note)
-		} else {
-			ApplyProfile(&s)
+	// The lab's short requests were the page's prompt and output before
+	// they had keys of their own: a lab link without them keeps its lengths.
+	if vals.Get("workload") == scenario.Lab {
+		for old, key := range map[string]string{"prompt": "sin", "output": "sout"} {
+			if _, has := vals[key]; !has && vals.Has(old) {
+				vals.Set(key, vals.Get(old))
+			}
 		}
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		if k != "preset" && k != "profile" && !pageKeys[k] && !strings.HasPrefix(k, PairPrefix) {
+	scenarioNotes, other, preset := s.Experiment.ParseQueryWith(vals, s.pick)
+	s.Preset = preset
+	for i := range scenarioNotes {
+		n := &scenarioNotes[i]
+		switch n.Key {
+		case "nopreset":
+			notes = append(notes, Tf(lang, "note.nopreset", n.Args[0]))
+		case "noprofile":
+			notes = append(notes, Tf(lang, "note.noprofile", n.Args[0], n.Args[1]))
+		default:
+			notes = append(notes, s.noteText(n))
+		}
+	}
+	keys := make([]string, 0, len(other))
+	for k := range other {
+		if !pageKeys[k] && !strings.HasPrefix(k, PairPrefix) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if note := s.Set(k, vals.Get(k)); note != "" {
+		if note := s.Set(k, other.Get(k)); note != "" {
 			notes = append(notes, note)
 		}
 	}
 	return s, notes
 }
 
-// Query is the URL query that reproduces s: every setting, in a fixed order.
+// applyWindow sets the view to the preset's window.
+func (s *State) applyWindow(p scenario.Preset) {
+	s.View.T0, s.View.Span = p.Window.T0, p.Window.Span
+}
+
+// ApplyPreset writes the preset's experiment and window over s.
+func (s *State) ApplyPreset(p scenario.Preset) {
+	p.Apply(&s.Experiment)
+	s.Preset = p.Name
+	s.applyWindow(p)
+}
+
+// Query is the URL query that reproduces s: the preset, the experiment
+// (scenario's order), then the view.
 func (s State) Query() string {
 	var b strings.Builder
-	add := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(v))
-	}
 	if s.Preset != "" {
-		add("preset", s.Preset)
+		b.WriteString("preset=" + url.QueryEscape(s.Preset) + "&")
 	}
-	add("workload", s.Workload)
-	add("policy", s.Policy)
-	add("model", s.Model)
-	add("gpu", s.GPU)
-	if s.Profile != "" {
-		add("profile", s.Profile)
-	}
-	for _, n := range Params {
-		add(n.Key, FormatNum(s.Num[n.Key]))
+	b.WriteString(s.Experiment.Query())
+	for _, vk := range viewKeys {
+		b.WriteString("&" + vk.key + "=" + FormatNum(s.viewValue(vk)))
 	}
 	return b.String()
 }
@@ -283,57 +288,52 @@ func (s State) Query() string {
 // FormatNum writes a number the shortest way that reads back the same.
 func FormatNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// Preset is a named set of settings a lecture can open by link (?preset=NAME).
-type Preset struct {
-	Name, Title, About string
-	Workload, Policy   string
-	Num                map[string]float64
-}
-
-// Apply sets the preset's settings on s (the others keep their values).
-func (p Preset) Apply(s *State) {
-	s.Preset = p.Name
-	if s.Profile != "" { // the lecture's presets run the lecture's profile
-		s.Profile = ""
-		ApplyProfile(s)
-	}
-	if p.Workload != "" {
-		s.Workload = p.Workload
-	}
-	if p.Policy != "" {
-		s.Policy = p.Policy
-	}
-	for k, v := range p.Num {
-		s.set(k, v)
-	}
-}
-
-// Presets are the lecture's four demos, the lab's pair and DistServe's pair.
-var Presets = []Preset{
-	{"demo1", "Lecture demo 1: one prefill inside a decode batch", "A 2048-token prompt lands in a step with running decodes: that step takes several times longer and every decoding user waits.",
-		"poisson", "chunked", map[string]float64{"prompt": 2048, "output": 64, "rate": 4, "n": 300, "budget": 8192, "bdec": 1, "t0": 0, "span": 3}},
-	{"demo2", "Lecture demo 2: P90 TTFT and TPOT vs rate (colocated)", "Prefill-first on one H100, 512/64 tokens: raise the rate and P90 TPOT climbs from ~7.7 ms to tens of ms.",
-		"poisson", "prefill-first", map[string]float64{"prompt": 512, "output": 64, "rate": 20, "n": 1500, "t0": 0, "span": 1}},
-	{"demo3", "Lecture demo 3: goodput under SLOs", "TTFT ≤ 100 ms and TPOT ≤ 15 ms at 90% attainment: the colocated GPU's goodput is capped by TPOT.",
-		"poisson", "prefill-first", map[string]float64{"prompt": 512, "output": 64, "rate": 10, "n": 1500, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
-	{"demo4", "Lecture demo 4: chunked prefill (Sarathi-Serve)", "Rate 40, a 512-token prefill budget per step (decodes ride along): TPOT falls, TTFT pays.",
-		"poisson", "chunked", map[string]float64{"prompt": 512, "output": 64, "rate": 40, "n": 1500, "budget": 512, "bdec": 0, "t0": 0, "span": 0.5}},
-	{"lab-unchunked", "Lab: one long prompt, chunking off", "16 short streams in a closed loop; a 32k-token prompt injected at 20 s stalls every stream for the whole prefill.",
-		"lab", "prefill-first", map[string]float64{"prompt": 128, "output": 256, "streams": 16, "long": 32000, "longout": 16, "inject": 20, "duration": 60, "t0": 19.5, "span": 3}},
-	{"lab-chunked", "Lab: one long prompt, chunked prefill", "The same lab run with a 2048-token budget: the long prompt is cut into chunks and the streams keep flowing.",
-		"lab", "chunked", map[string]float64{"prompt": 128, "output": 256, "streams": 16, "long": 32000, "longout": 16, "inject": 20, "duration": 60, "budget": 2048, "bdec": 1, "t0": 19.5, "span": 3}},
-	{"distserve-colocated", "DistServe: colocated baseline", "One GPU doing both phases, 512/64 tokens, SLOs 100 ms / 15 ms.",
-		"poisson", "prefill-first", map[string]float64{"prompt": 512, "output": 64, "rate": 10, "n": 1500, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
-	{"distserve-2p1d", "DistServe: 2 prefill + 1 decode GPUs", "Prefill and decode on separate GPUs, KV moved over the link: each phase meets its own SLO.",
-		"poisson", "disagg", map[string]float64{"prompt": 512, "output": 64, "rate": 30, "n": 1500, "xp": 2, "yd": 1, "slottft": 100, "slotpot": 15, "t0": 0, "span": 2}},
-}
+// Presets are the lecture's four demos, the lab's pair and DistServe's pair
+// (scenario's: the CLI's settings for the same demos).
+var Presets = scenario.Presets
 
 // PresetByName finds a preset by its link name.
-func PresetByName(name string) (Preset, bool) {
-	for _, p := range Presets {
-		if p.Name == name {
-			return p, true
+func PresetByName(name string) (scenario.Preset, bool) { return scenario.PresetByName(name) }
+
+// Control is one numeric control of the form: a knob of the experiment,
+// its element's id its URL key.
+type Control struct{ *scenario.Knob }
+
+// Controls are the form's numeric controls, in the knob table's order.
+func Controls() []Control {
+	var out []Control
+	for i := range scenario.Knobs {
+		k := &scenario.Knobs[i]
+		if k.URL != "" && k.Kind != scenario.Choice {
+			out = append(out, Control{k})
 		}
 	}
-	return Preset{}, false
+	return out
+}
+
+// ControlByKey finds a control by its URL key.
+func ControlByKey(key string) (Control, bool) {
+	k, ok := scenario.KnobByURL(key)
+	if !ok || k.Kind == scenario.Choice {
+		return Control{}, false
+	}
+	return Control{k}, true
+}
+
+// Value is the control's value in s, in the page's unit. The budget shows
+// what the policy runs with (its default when the experiment leaves it 0).
+func (c Control) Value(s State) float64 {
+	if c.Name == "budget" {
+		return float64(s.EffectiveBudget())
+	}
+	return roundPage(c.Get(&s.Experiment) * c.Scale())
+}
+
+// roundPage drops the float noise a unit's scale leaves (0.0015*1e3).
+func roundPage(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }

@@ -4,9 +4,25 @@ package play
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"servelab/sim/scenario"
 )
+
+// valueOf is a control's or a view key's value in s, in the page's unit.
+func valueOf(s State, key string) float64 {
+	if c, ok := ControlByKey(key); ok {
+		return c.Value(s)
+	}
+	for _, vk := range viewKeys {
+		if vk.key == key {
+			return s.viewValue(vk)
+		}
+	}
+	return math.NaN()
+}
 
 func TestParseQueryClampsWithNotes(t *testing.T) {
 	cases := []struct {
@@ -22,11 +38,11 @@ func TestParseQueryClampsWithNotes(t *testing.T) {
 		{"n=12.6", "n", 13, ""},
 		{"effc=NaN", "effc", 0.6, "not a number"},
 		{"span=0", "span", 0.001, "View span"},
-		{"bogus=1", "rate", 20, `unknown setting "bogus"`},
+		{"bogus=1", "rate", 10, `unknown setting "bogus"`},
 	}
 	for _, c := range cases {
 		s, notes := ParseQuery("?" + c.query)
-		if got := s.F(c.key); math.Abs(got-c.want) > 1e-12 {
+		if got := valueOf(s, c.key); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: %s = %g, want %g", c.query, c.key, got, c.want)
 		}
 		joined := strings.Join(notes, "; ")
@@ -52,10 +68,10 @@ func TestEveryPresetRoundTripsThroughTheURL(t *testing.T) {
 		if len(notes) > 0 {
 			t.Errorf("%s: notes %q", p.Name, notes)
 		}
-		for k, v := range p.Num {
-			if s.F(k) != v {
-				t.Errorf("%s: %s = %g, want %g", p.Name, k, s.F(k), v)
-			}
+		want := scenario.Default()
+		p.Apply(&want)
+		if !reflect.DeepEqual(s.Experiment, want) {
+			t.Errorf("%s: the link's experiment\n%+v\nis not the preset's\n%+v", p.Name, s.Experiment, want)
 		}
 		back, notes := ParseQuery(s.Query())
 		if len(notes) > 0 || back.Query() != s.Query() {
