@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lecture"
 )
 
 // cli runs servelab in-process and returns its exit code and outputs.
@@ -209,7 +210,7 @@ func TestDemoInterferenceJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var got sim.Interference
+	var got lecture.Interference
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -231,10 +232,10 @@ func BenchmarkDemoInterference(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
+	lec := lecture.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
 	tuneGC() // as main does
 	for b.Loop() {
-		if _, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
+		if _, err := computeInterference(lec, lecture.Defaults(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"servelab/hwspecs"
 	"servelab/sim"
+	"servelab/sim/lecture"
 )
 
 // MaxIterations cuts any one simulation short so the tab never freezes; a
@@ -721,7 +722,7 @@ func slo(s State) sim.SLO { return sim.SLO{TTFT: s.F("slottft") / 1e3, TPOT: s.F
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
-func runSLO(s State) sim.SLO { return sim.Demo3SLO(s.Policy, slo(s)) }
+func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, slo(s)) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).
