@@ -92,7 +92,7 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 		return nil, unwrapJSON(err, "benchmarks")
 	}
 	if len(doc.Benchmarks) == 0 {
-		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	benches := make([]guideBench, len(doc.Benchmarks))
 	errs := make([]error, len(doc.Benchmarks))
@@ -105,7 +105,7 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 // guideRuns are the runs of the benchmarks decoded (errs: each one's decoding error).
 func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
 	if len(benches) == 0 {
-		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	var runs []*BenchRun
 	for i := range benches {

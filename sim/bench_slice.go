@@ -161,7 +161,7 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 	tk := &ticker{f: tick}
 	res := &SlicedBench{}
 	if len(data) > MaxMeasuredBytes {
-		return res, refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
+		return res, Refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	tk.span = 0.1
@@ -352,7 +352,7 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 		}
 		r, err := sglangRun(first.raw, sr.pre(first))
 		if err != nil {
-			return nil, refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
+			return nil, Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
 		}
 		return []*BenchRun{r}, nil
 	case "guidellm":
@@ -424,7 +424,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 			if isTick(err) {
 				return nil, err
 			}
-			return nil, refuse("field.line", "line %d: %v", n, err)
+			return nil, Refuse("field.line", "line %d: %v", n, err)
 		}
 	}
 	switch kind {

@@ -13,7 +13,7 @@ import (
 func readVLLMRun(data []byte) (*BenchRun, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmRun(obj, nil)
 }
@@ -52,7 +52,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		return err
 	}
 	if _, ok := obj["itls"]; !ok {
-		return refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+		return Refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
 	if len(e2els) == 0 {
 		e2els = lats // vLLM names them latencies; some forks e2els
@@ -69,7 +69,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
 		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
 		if f.n != 0 && f.n != n {
-			return refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+			return Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	b.Model, b.Label = model, label
@@ -125,7 +125,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		b.cannot("bench.vllm.starts", "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.chunkNote(k, say("bench.vllm.chunks", "the tool's itls"))
+		b.chunkNote(k, Say("bench.vllm.chunks", "the tool's itls"))
 	}
 	return nil
 }

@@ -352,19 +352,19 @@ func (s LabSummary) MarshalJSON() ([]byte, error) {
 func (s *LabSummary) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return refuse("field.object", "%s: want a JSON object", "summary")
+		return Refuse("field.object", "%s: want a JSON object", "summary")
 	}
 	var out LabSummary
 	if e, ok := raw["error"]; ok && string(e) != "null" {
 		if err := json.Unmarshal(e, &out.Error); err != nil {
-			return refuse("field.string", "%s: want a string, got %s", "summary.error", clip(e))
+			return Refuse("field.string", "%s: want a string, got %s", "summary.error", clip(e))
 		}
 	}
 	// An empty error is no error summary: the full set of keys is required.
 	if out.Error != "" {
 		if l, ok := raw["label"]; ok {
 			if err := json.Unmarshal(l, &out.Label); err != nil {
-				return refuse("field.string", "%s: want a string, got %s", "summary.label", clip(l))
+				return Refuse("field.string", "%s: want a string, got %s", "summary.label", clip(l))
 			}
 		}
 		*s = out
@@ -375,22 +375,22 @@ func (s *LabSummary) UnmarshalJSON(data []byte) error {
 	for _, k := range summaryKeys {
 		v, ok := raw[k.name]
 		if !ok {
-			return refuse("field.missing", "%s: missing", "summary."+k.name)
+			return Refuse("field.missing", "%s: missing", "summary."+k.name)
 		}
 		switch k.kind {
 		case "s":
 			var x string
 			if err := json.Unmarshal(v, &x); err != nil {
-				return refuse("field.string", "%s: want a string, got %s", "summary."+k.name, clip(v))
+				return Refuse("field.string", "%s: want a string, got %s", "summary."+k.name, clip(v))
 			}
 			fields[k.name] = x
 		case "i", "f":
 			var x float64
 			if err := json.Unmarshal(v, &x); err != nil {
-				return refuse("field.number", "%s: want a number, got %s", "summary."+k.name, clip(v))
+				return Refuse("field.number", "%s: want a number, got %s", "summary."+k.name, clip(v))
 			}
 			if k.kind == "i" && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
-				return refuse("field.integer", "%s: want an integer, got %s", "summary."+k.name, clip(v))
+				return Refuse("field.integer", "%s: want an integer, got %s", "summary."+k.name, clip(v))
 			}
 			fields[k.name] = x
 		}
@@ -440,23 +440,23 @@ func ReadMeasured(r io.Reader) (*Measured, error) {
 		return nil, err
 	}
 	if len(data) > MaxMeasuredBytes {
-		return nil, refuse("lab.err.size", "measured JSON larger than %d bytes", MaxMeasuredBytes)
+		return nil, Refuse("lab.err.size", "measured JSON larger than %d bytes", MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM) // as ReadTrace does
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
-			return nil, refuse("lab.err.nan", "not valid JSON (it holds NaN or Infinity, which JSON does not allow): %v", err)
+			return nil, Refuse("lab.err.nan", "not valid JSON (it holds NaN or Infinity, which JSON does not allow): %v", err)
 		}
-		return nil, refuse("lab.err.notjson", "not a measured-JSON file: %v", err)
+		return nil, Refuse("lab.err.notjson", "not a measured-JSON file: %v", err)
 	}
 	if raw == nil {
-		return nil, refuse("lab.err.notobject", "not a measured-JSON file: want a JSON object")
+		return nil, Refuse("lab.err.notobject", "not a measured-JSON file: want a JSON object")
 	}
 	m := &Measured{}
 	sum, ok := raw["summary"]
 	if !ok {
-		return nil, refuse("lab.err.nosummary", "summary: missing (is this a run.py or servelab measure file?)")
+		return nil, Refuse("lab.err.nosummary", "summary: missing (is this a run.py or servelab measure file?)")
 	}
 	if err := json.Unmarshal(sum, &m.Summary); err != nil {
 		return nil, unwrapJSON(err, "summary")
@@ -492,9 +492,9 @@ func unwrapJSON(err error, where string) error {
 	if ok := asType(err, &te); ok {
 		f := te.Field
 		if f == "" {
-			return refuse("field.type", "%s: want %s, got %s", where, goType(te.Type), jsonValue(te.Value))
+			return Refuse("field.type", "%s: want %s, got %s", where, goType(te.Type), jsonValue(te.Value))
 		}
-		return refuse("field.type", "%s: want %s, got %s", where+"."+f, goType(te.Type), jsonValue(te.Value))
+		return Refuse("field.type", "%s: want %s, got %s", where+"."+f, goType(te.Type), jsonValue(te.Value))
 	}
 	if strings.HasPrefix(err.Error(), where) {
 		return err
@@ -508,24 +508,24 @@ func unwrapJSON(err error, where string) error {
 func goType(t reflect.Type) Note {
 	name := fmt.Sprint(t)
 	if t == nil {
-		return say("json.other", "%s", name)
+		return Say("json.other", "%s", name)
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return say("type.int", "%s", name)
+		return Say("type.int", "%s", name)
 	case reflect.Float32, reflect.Float64:
-		return say("type.number", "%s", name)
+		return Say("type.number", "%s", name)
 	case reflect.String:
-		return say("type.string", "%s", name)
+		return Say("type.string", "%s", name)
 	case reflect.Bool:
-		return say("type.bool", "%s", name)
+		return Say("type.bool", "%s", name)
 	case reflect.Slice, reflect.Array:
-		return say("type.list", "%s", name)
+		return Say("type.list", "%s", name)
 	case reflect.Struct, reflect.Map:
-		return say("type.object", "%s", name)
+		return Say("type.object", "%s", name)
 	}
-	return say("json.other", "%s", name)
+	return Say("json.other", "%s", name)
 }
 
 // jsonValue is encoding/json's name of the value it found ("string",
@@ -533,19 +533,19 @@ func goType(t reflect.Type) Note {
 func jsonValue(v string) Note {
 	switch {
 	case v == "string":
-		return say("json.string", "string")
+		return Say("json.string", "string")
 	case v == "number":
-		return say("json.number", "number")
+		return Say("json.number", "number")
 	case strings.HasPrefix(v, "number "):
-		return say("json.numlit", "number %s", strings.TrimPrefix(v, "number "))
+		return Say("json.numlit", "number %s", strings.TrimPrefix(v, "number "))
 	case v == "object":
-		return say("json.object", "object")
+		return Say("json.object", "object")
 	case v == "array":
-		return say("json.array", "array")
+		return Say("json.array", "array")
 	case v == "bool":
-		return say("json.bool", "bool")
+		return Say("json.bool", "bool")
 	}
-	return say("json.other", "%s", v)
+	return Say("json.other", "%s", v)
 }
 
 func asType(err error, te **json.UnmarshalTypeError) bool {
@@ -584,12 +584,12 @@ func (m *Measured) check() error {
 	}
 	for _, f := range nonNeg {
 		if f.v < 0 {
-			return refuse("field.negative", "%s: must not be negative, got %g", "summary."+f.name, f.v)
+			return Refuse("field.negative", "%s: must not be negative, got %g", "summary."+f.name, f.v)
 		}
 	}
 	for i, g := range m.Gaps {
 		if g.Gap < 0 || g.Gap > MaxMeasuredSeconds {
-			return refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("gaps[%d].gap", i), MaxMeasuredSeconds, g.Gap)
+			return Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("gaps[%d].gap", i), MaxMeasuredSeconds, g.Gap)
 		}
 	}
 	return nil
@@ -632,23 +632,23 @@ func (m *Measured) finite() error {
 		{"config.inject_after", m.Config.InjectAfter}, {"config.timeout", m.Config.Timeout},
 	} {
 		if !finite(f.v) {
-			return refuse("field.nonfinite", "%s: %g cannot be written as JSON", f.name, f.v)
+			return Refuse("field.nonfinite", "%s: %g cannot be written as JSON", f.name, f.v)
 		}
 	}
 	for i, g := range m.Gaps {
 		if !finite(g.TRelInject) || !finite(g.Gap) {
-			return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("gaps[%d]", i))
+			return Refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("gaps[%d]", i))
 		}
 	}
 	if m.Extra != nil {
 		for i, f := range m.Extra.Frames {
 			if !finite(f.TRelInject) || !finite(f.Gap) || !finite(f.ServerT) {
-				return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.frames[%d]", i))
+				return Refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.frames[%d]", i))
 			}
 		}
 		for i, r := range m.Extra.Requests {
 			if !finite(r.TTFT) || !finite(r.Latency) {
-				return refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.requests[%d]", i))
+				return Refuse("field.nonfinites", "%s: non-finite value cannot be written as JSON", fmt.Sprintf("servelab.requests[%d]", i))
 			}
 		}
 	}
@@ -678,15 +678,15 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 		return nil, err
 	}
 	if len(data) > MaxMeasuredBytes {
-		return nil, refuse("vllm.err.size", "vLLM result larger than %d bytes", MaxMeasuredBytes)
+		return nil, Refuse("vllm.err.size", "vLLM result larger than %d bytes", MaxMeasuredBytes)
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		if err == nil {
-			err = refuse("value.object", "want a JSON object")
+			err = Refuse("value.object", "want a JSON object")
 		}
-		return nil, refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmBench(raw, nil)
 }
@@ -695,7 +695,7 @@ func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
 // already, in slices).
 func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
 	if _, ok := raw["itls"]; !ok {
-		return nil, refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
+		return nil, Refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
 	}
 	b := &VLLMBench{}
 	for _, f := range []struct {
@@ -716,7 +716,7 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 		n   int
 	}{{"ttfts", len(b.TTFTs)}, {"input_lens", len(b.InputLens)}, {"output_lens", len(b.OutputLens)}, {"errors", len(b.Errors)}} {
 		if f.n != 0 && f.n != n {
-			return nil, refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+			return nil, Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	for i, xs := range b.ITLs {
@@ -725,17 +725,17 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 		}
 		for j, x := range xs {
 			if !(x >= 0 && x <= MaxMeasuredSeconds) {
-				return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), MaxMeasuredSeconds, x)
+				return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), MaxMeasuredSeconds, x)
 			}
 		}
 	}
 	for i, x := range b.TTFTs {
 		if !(x >= 0 && x <= MaxMeasuredSeconds) {
-			return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), MaxMeasuredSeconds, x)
+			return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), MaxMeasuredSeconds, x)
 		}
 	}
 	if !(b.Duration >= 0 && b.Duration <= MaxMeasuredSeconds) {
-		return nil, refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", MaxMeasuredSeconds, b.Duration)
+		return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", MaxMeasuredSeconds, b.Duration)
 	}
 	return b, nil
 }
