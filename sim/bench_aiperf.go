@@ -93,7 +93,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return unwrapJSON(err, "record")
+			return FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil
@@ -112,7 +112,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			}
 			var v float64
 			if err := json.Unmarshal(m.Value, &v); err != nil {
-				return 0, false, Refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", clip(m.Value))
+				return 0, false, Refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", ClipJSON(m.Value))
 			}
 			if sc, ok := unitSeconds(m.Unit); ok {
 				v *= sc
@@ -144,7 +144,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 		}
 		if m, ok := rec.Metrics["inter_chunk_latency"]; ok {
 			if err := json.Unmarshal(m.Value, &r.Gaps); err != nil {
-				return Refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", clip(m.Value))
+				return Refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", ClipJSON(m.Value))
 			}
 			sc, ok := unitSeconds(m.Unit)
 			if !ok {
@@ -222,7 +222,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return unwrapJSON(err, "record")
+			return FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil

@@ -33,7 +33,7 @@ type genaiDoc struct {
 func readGenAIPerf(data []byte) ([]*BenchRun, error) {
 	var doc genaiDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, unwrapJSON(err, "experiments")
+		return nil, FieldError(err, "experiments")
 	}
 	return genaiRuns(&doc)
 }

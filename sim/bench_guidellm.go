@@ -89,7 +89,7 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 		Benchmarks []json.RawMessage `json:"benchmarks"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, unwrapJSON(err, "benchmarks")
+		return nil, FieldError(err, "benchmarks")
 	}
 	if len(doc.Benchmarks) == 0 {
 		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
@@ -110,7 +110,7 @@ func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
 	var runs []*BenchRun
 	for i := range benches {
 		if errs[i] != nil {
-			return nil, unwrapJSON(errs[i], fmt.Sprintf("benchmarks[%d]", i))
+			return nil, FieldError(errs[i], fmt.Sprintf("benchmarks[%d]", i))
 		}
 		b, err := benches[i].run()
 		if err != nil {

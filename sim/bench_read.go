@@ -311,7 +311,7 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {
-		return Refuse("value.number", "want a number, got %s", clip(b))
+		return Refuse("value.number", "want a number, got %s", ClipJSON(b))
 	}
 	*f = flexNum{x, true}
 	return nil
@@ -351,7 +351,7 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 	for _, k := range keys {
 		if p, ok := pre.val(k); ok {
 			if p.err != nil {
-				return unwrapJSON(p.err, where+k)
+				return FieldError(p.err, where+k)
 			}
 			reflect.ValueOf(dst[k]).Elem().Set(reflect.ValueOf(p.v))
 			continue
@@ -361,7 +361,7 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 			continue
 		}
 		if err := json.Unmarshal(v, dst[k]); err != nil {
-			return unwrapJSON(err, where+k)
+			return FieldError(err, where+k)
 		}
 	}
 	return nil

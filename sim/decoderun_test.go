@@ -563,54 +563,6 @@ func TestSearchesCutRunsExactly(t *testing.T) {
 	}
 }
 
-// TestSummariseLabCountsAsItSorts checks SummariseLab's window figures,
-// taken from gap counts, against Percentile over every gap: arrivals in
-// order and not, ties, and NaNs.
-func TestSummariseLabCountsAsItSorts(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for trial := 0; trial < 200; trial++ {
-		run := LabRun{Inject: 3, Long: []StreamResult{{OK: true, TTFT: 2}}, Wall: 10}
-		for i := 0; i < 1+r.IntN(400); i++ {
-			g := float64(r.IntN(6)) / 100
-			if trial%7 == 0 && r.IntN(30) == 0 {
-				g = math.NaN()
-			}
-			run.Arrivals = append(run.Arrivals, Arrival{T: float64(r.IntN(100)) / 10, Gap: g})
-		}
-		if trial%2 == 0 { // in order, as a simulated run records them
-			slices.SortFunc(run.Arrivals, func(a, b Arrival) int { return cmp.Or(cmp.Compare(a.T, b.T), cmp.Compare(a.Gap, b.Gap)) })
-		}
-		got := SummariseLab(run)
-		var all, quiet, during, after []float64
-		for _, a := range run.Arrivals {
-			all = append(all, a.Gap)
-			switch {
-			case a.T < 3:
-				quiet = append(quiet, a.Gap)
-			case a.T <= 5:
-				during = append(during, a.Gap)
-			default:
-				after = append(after, a.Gap)
-			}
-		}
-		last := func(xs []float64) float64 {
-			if len(xs) == 0 {
-				return 0
-			}
-			return xs[len(xs)-1]
-		}
-		want := [...]float64{Percentile(all, 50), Percentile(all, 90), Percentile(all, 99), last(all),
-			Percentile(quiet, 50), Percentile(quiet, 99), Percentile(during, 50), Percentile(during, 99), last(during), Percentile(after, 99)}
-		have := [...]float64{got.ITLP50, got.ITLP90, got.ITLP99, got.ITLMax,
-			got.ITLQuietP50, got.ITLQuietP99, got.ITLDuringP50, got.ITLDuringP99, got.ITLDuringMax, got.ITLAfterP99}
-		for i := range want {
-			if !(have[i] == want[i] || (have[i] != have[i] && want[i] != want[i])) {
-				t.Fatalf("trial %d: figure %d is %v, sorting gives %v", trial, i, have[i], want[i])
-			}
-		}
-	}
-}
-
 // TestPoissonDrawsArePoisson checks a search's workload, drawn once,
 // against PoissonLengths at each rate.
 func TestPoissonDrawsArePoisson(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	lect "servelab/sim/lecture"
 	"servelab/wasm/play"
 )
@@ -302,14 +303,14 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		return "", ""
 	}
 	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
-	row := func(key string, f func(*sim.LabSummary) string) []string {
+	row := func(key string, f func(*lab.Summary) string) []string {
 		return []string{termHTML(u, key), f(a), f(b)}
 	}
 	msu := func(v float64) string { return ms(v) + " ms" }
 	rows := [][]string{
-		row("worstgap", func(l *sim.LabSummary) string { return msu(l.WorstGap) }),
-		row("spike", func(l *sim.LabSummary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
-		row("longttft", func(l *sim.LabSummary) string { return msu(l.LongTTFT) }),
+		row("worstgap", func(l *lab.Summary) string { return msu(l.WorstGap) }),
+		row("spike", func(l *lab.Summary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
+		row("longttft", func(l *lab.Summary) string { return msu(l.LongTTFT) }),
 		{u.tr("lab.quiet"), msu(a.ITLQuietP50), msu(b.ITLQuietP50)},
 		{u.tr("lab.during"), msu(a.ITLDuringP99), msu(b.ITLDuringP99)},
 	}

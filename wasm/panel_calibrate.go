@@ -13,6 +13,7 @@ import (
 
 	"servelab/sim"
 	"servelab/sim/calibrate"
+	"servelab/sim/lab"
 	"servelab/wasm/play"
 )
 
@@ -180,7 +181,7 @@ func calibrateYielding(cfg sim.Config, prof *sim.Profile, o *play.Overlay, name 
 	cfg.Step = step
 	var ev calibrate.Evidence
 	if o.Lab != nil {
-		m := &sim.Measured{Config: *o.Config, Summary: *o.Lab, Gaps: o.Gaps}
+		m := &lab.Measured{Config: *o.Config, Summary: *o.Lab, Gaps: o.Gaps}
 		ev, err = calibrate.LabEvidence(cfg, m, o.Name)
 	} else {
 		ev, err = calibrate.BenchEvidence(o.VLLM, o.Name)

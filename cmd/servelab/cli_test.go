@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/lecture"
 )
 
@@ -97,7 +98,7 @@ func TestLabSimJSONHasTheScriptsKeys(t *testing.T) {
 	}
 	f, _ := os.Open(save)
 	defer f.Close()
-	if _, err := sim.ReadMeasured(f); err != nil {
+	if _, err := lab.Read(f); err != nil {
 		t.Errorf("saved file does not read back: %v", err)
 	}
 }
@@ -178,10 +179,10 @@ func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
 	// Through --like, the file's config is what to lower.
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
-	cfg := sim.DefaultLabConfig()
+	cfg := lab.DefaultConfig()
 	cfg.ShortConcurrency, cfg.ShortInputLen, cfg.ShortOutputLen, cfg.Duration, cfg.InjectAfter = 4096, 1, 1, 3600, 1
 	var buf bytes.Buffer
-	if err := sim.WriteMeasured(&buf, &sim.Measured{Config: cfg, Summary: sim.LabSummary{Label: "x", Error: "none"}}); err != nil {
+	if err := lab.Write(&buf, &lab.Measured{Config: cfg, Summary: lab.Summary{Label: "x", Error: "none"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {

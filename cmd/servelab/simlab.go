@@ -8,6 +8,7 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // labFlags are `servelab sim --workload lab`'s knobs: run.py's flags, same
@@ -52,7 +53,7 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 		if err != nil {
 			return fmt.Errorf("--like: %w", err)
 		}
-		m, err := sim.ReadMeasured(file)
+		m, err := lab.Read(file)
 		file.Close()
 		if err != nil {
 			return fmt.Errorf("--like %s: %w", f.like, err)
@@ -70,17 +71,17 @@ func runLabSim(f *labFlags, ef *engineFlags, step sim.StepModel, asJSON bool, st
 	if err != nil {
 		return err
 	}
-	s := out.Summary
+	s := lab.Of(out)
 	s.Label = f.label
 	if s.Label == "" {
 		s.Label = "sim-" + cfg.Policy.Name()
 	}
 	s.BaseURL = "sim://" + step.Model.Name + "@" + step.GPU.Name
 	if f.save != "" {
-		c := sim.DefaultLabConfig()
+		c := lab.DefaultConfig()
 		c.BaseURL, c.Model, c.Label = s.BaseURL, step.Model.Name, s.Label
 		c.LabWorkload, c.Warmup, c.JSON = w, 0, f.save
-		m := &sim.Measured{Config: c, Summary: s, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+		m := &lab.Measured{Config: c, Summary: s, Gaps: lab.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 		if err := labclient.SaveMeasured(f.save, m); err != nil {
 			return err
 		}

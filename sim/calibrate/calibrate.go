@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // Evidence is one measurement's figures and how a step model predicts them.
@@ -45,7 +46,7 @@ type Evidence struct {
 // relative uncertainty: a median's standard error from its gaps' spread
 // (1.25 x IQR/1.35/sqrt(n)), a single figure's the step in flight when
 // the long prompt arrived (one quiet step); floors 0.2% and 0.5%.
-func labFigures(s sim.LabSummary, gaps []sim.Gap, w sim.LabWorkload) (names []string, vals, noise []float64, keys []sim.Note) {
+func labFigures(s lab.Summary, gaps []sim.Gap, w sim.LabWorkload) (names []string, vals, noise []float64, keys []sim.Note) {
 	add := func(n sim.Note, v, nz float64) {
 		if v > 0 {
 			names, vals, noise, keys = append(names, n.Text), append(vals, v), append(noise, nz), append(keys, n)
@@ -97,7 +98,7 @@ func labFigures(s sim.LabSummary, gaps []sim.Gap, w sim.LabWorkload) (names []st
 // three times slower), not the minute of load after it, so a calibration's
 // hundreds of re-runs stay short. (The quiet window stays whole: cutting it
 // changes which contexts its median sees.)
-func shortLab(w sim.LabWorkload, s sim.LabSummary) sim.LabWorkload {
+func shortLab(w sim.LabWorkload, s lab.Summary) sim.LabWorkload {
 	q, ttft := s.ITLQuietP50, s.LongTTFT
 	if !(q > 0) {
 		return w
@@ -113,7 +114,7 @@ func shortLab(w sim.LabWorkload, s sim.LabSummary) sim.LabWorkload {
 // LabEvidence is a lab run (run.py's or servelab measure's file): the
 // simulator re-runs its workload (m.Config) on cfg's engine (policy,
 // limits) with each candidate step model and reads the same figures.
-func LabEvidence(cfg sim.Config, m *sim.Measured, source string) (Evidence, error) {
+func LabEvidence(cfg sim.Config, m *lab.Measured, source string) (Evidence, error) {
 	if m.Summary.Error != "" {
 		return Evidence{}, sim.Refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
 	}
@@ -134,7 +135,7 @@ func LabEvidence(cfg sim.Config, m *sim.Measured, source string) (Evidence, erro
 		if err != nil {
 			return nil, err
 		}
-		pn, pv, _, _ := labFigures(out.Summary, sim.GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
+		pn, pv, _, _ := labFigures(lab.Of(out), lab.GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
 		got := make([]float64, len(names))
 		for i, n := range names {
 			if j := slices.Index(pn, n); j >= 0 {
@@ -804,7 +805,7 @@ func GPUNote(source string, fitted []string, base string) sim.Note {
 // (prof.Calibrates) for cfg's model and GPU to a lab file m, within prof's
 // physics and cfg's policy, and return the fit and the calibrated profile
 // (named name; Apply it to see the overlay after).
-func Lab(cfg sim.Config, prof *sim.Profile, m *sim.Measured, source, name string) (*Calibration, *sim.Profile, error) {
+func Lab(cfg sim.Config, prof *sim.Profile, m *lab.Measured, source, name string) (*Calibration, *sim.Profile, error) {
 	step, err := prof.Apply(cfg.Step)
 	if err != nil {
 		return nil, nil, err

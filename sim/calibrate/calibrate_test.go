@@ -8,6 +8,7 @@ import (
 	"servelab/hwspecs"
 	"servelab/modelspecs"
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // lectureStep is the lecture's step model: Llama-3.1-8B on an H100.
@@ -37,9 +38,9 @@ func TestCalibrateRecoversLabConstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.LabWorkload = w
-	m := &sim.Measured{Config: c, Summary: out.Summary, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+	m := &lab.Measured{Config: c, Summary: lab.Of(out), Gaps: lab.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 	base, _ := sim.DefaultStepModel()
 	ev, err := LabEvidence(sim.Config{Step: base, Policy: p}, m, "sim.json")
 	if err != nil {
@@ -73,7 +74,7 @@ func TestCalibrateRecoversLabConstants(t *testing.T) {
 	w.LongOutputLen = 1
 	out, _ = sim.RunLab(sim.Config{Step: truth, Policy: p}, w)
 	c.LabWorkload = w
-	m = &sim.Measured{Config: c, Summary: out.Summary, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+	m = &lab.Measured{Config: c, Summary: lab.Of(out), Gaps: lab.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 	ev, _ = LabEvidence(sim.Config{Step: base, Policy: p}, m, "short.json")
 	cal, err = Fit(base, nil, []Evidence{ev})
 	if err != nil {
@@ -97,9 +98,9 @@ func TestCalibrateMeasuredGivesAProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.LabWorkload = w
-	m := &sim.Measured{Config: c, Summary: out.Summary, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+	m := &lab.Measured{Config: c, Summary: lab.Of(out), Gaps: lab.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 	lec, _ := sim.BuiltinProfile("lecture")
 	base, _ := sim.DefaultStepModel()
 	cal, prof, err := Lab(sim.Config{Step: base, Policy: p}, lec, m, "chunked.json", "mine")
@@ -166,7 +167,7 @@ func TestCalibrationNamesHaveKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNotes(t, "bench evidence", ev.Names, ev.Keys)
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 4, 6, 2, 4000
 	st, err := sim.DefaultStepModel()
 	if err != nil {
@@ -177,7 +178,7 @@ func TestCalibrationNamesHaveKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err = LabEvidence(sim.Config{Step: st, Policy: pol}, &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}, "lab.json")
+	ev, err = LabEvidence(sim.Config{Step: st, Policy: pol}, &lab.Measured{Config: c, Summary: lab.Of(lo), Gaps: lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}, "lab.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"servelab/hwspecs"
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/lecture"
 )
 
@@ -46,7 +47,7 @@ type SimRun struct {
 	End       float64
 	Inject    float64 // lab: when the long prompt arrives (else -1)
 	LongIDs   map[int]bool
-	Lab       *sim.LabSummary
+	Lab       *lab.Summary
 	SimMs     float64
 	// KVCapacity is each GPU's KV cache in blocks of BlockSize tokens (0: the
 	// ideal engine, no limit); Preemptions and Rejected count over the run.
@@ -207,7 +208,7 @@ func start(s State, tokens bool) (*Job, error) {
 					r.LongIDs[res.ID] = true
 				}
 			}
-			sum := lo.Summary
+			sum := lab.Of(lo)
 			r.Lab = &sum
 		}
 	default:
@@ -473,7 +474,7 @@ type buffers struct {
 	offs     []int
 	itl      []GapAt
 	gaps     []sim.GapCount
-	arrivals []sim.Arrival // the lab's
+	arrivals []lab.Arrival // the lab's
 	// mem is the engine's own memory (sequences, queues, the results):
 	// the run's results live in it until the run is recycled.
 	mem *sim.Scratch
