@@ -1,13 +1,10 @@
 package lecture
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
 )
 
@@ -144,18 +141,4 @@ func BenchmarkSplitSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func ExampleLecture_Demo1() {
-	m, _ := modelspecs.Get("Llama-3.1-8B")
-	g, _ := hwspecs.Get("H100-SXM")
-	s, _ := sim.NewStepModel(m, g)
-	for _, r := range (Lecture{Step: s}).Demo1(32, 700, []int{128, 512, 2048}) {
-		fmt.Printf("L=%4d  decode %.2f ms  mixed %.2f ms (%s)  decode slowed %.2fx\n",
-			r.Prompt, r.DecodeOnly*1e3, r.Mixed*1e3, r.MixedBound, r.DecodeSlowdown)
-	}
-	// Output:
-	// L= 128  decode 7.67 ms  mixed 7.68 ms (memory)  decode slowed 1.00x
-	// L= 512  decode 7.67 ms  mixed 14.89 ms (compute)  decode slowed 1.94x
-	// L=2048  decode 7.67 ms  mixed 55.46 ms (compute)  decode slowed 7.23x
 }
