@@ -93,7 +93,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return unwrapJSON(err, "record")
+			return FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil
@@ -112,7 +112,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			}
 			var v float64
 			if err := json.Unmarshal(m.Value, &v); err != nil {
-				return 0, false, refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", clip(m.Value))
+				return 0, false, Refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", ClipJSON(m.Value))
 			}
 			if sc, ok := unitSeconds(m.Unit); ok {
 				v *= sc
@@ -144,11 +144,11 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 		}
 		if m, ok := rec.Metrics["inter_chunk_latency"]; ok {
 			if err := json.Unmarshal(m.Value, &r.Gaps); err != nil {
-				return refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", clip(m.Value))
+				return Refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", ClipJSON(m.Value))
 			}
 			sc, ok := unitSeconds(m.Unit)
 			if !ok {
-				return refuse("field.unit", "%s: want a time unit, got %q", "metrics.inter_chunk_latency.unit", m.Unit)
+				return Refuse("field.unit", "%s: want a time unit, got %q", "metrics.inter_chunk_latency.unit", m.Unit)
 			}
 			for i := range r.Gaps {
 				r.Gaps[i] *= sc
@@ -161,7 +161,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 
 func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	if len(b.Requests) == 0 {
-		return nil, refuse("bench.err.norecords", "no profiling records in the file")
+		return nil, Refuse("bench.err.norecords", "no profiling records in the file")
 	}
 	if err := checkRequests(b.Requests); err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	b.cannot("bench.aiperf.load", "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
 	b.note("bench.aiperf.itl", "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.chunkNote(k, say("bench.aiperf.chunks", "AIPerf's inter_chunk_latency"))
+		b.chunkNote(k, Say("bench.aiperf.chunks", "AIPerf's inter_chunk_latency"))
 	}
 	return []*BenchRun{b}, nil
 }
@@ -222,13 +222,13 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return unwrapJSON(err, "record")
+			return FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil
 		}
 		if rec.StartPerfNs == nil {
-			return refuse("field.missing", "%s: missing", "start_perf_ns")
+			return Refuse("field.missing", "%s: missing", "start_perf_ns")
 		}
 		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
 		if rec.Metadata.Cancelled && r.Error == "" {
@@ -241,7 +241,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 		usageOut := 0
 		for i, resp := range rec.Responses {
 			if resp.PerfNs == nil {
-				return refuse("field.missing", "%s: missing", fmt.Sprintf("responses[%d].perf_ns", i))
+				return Refuse("field.missing", "%s: missing", fmt.Sprintf("responses[%d].perf_ns", i))
 			}
 			text := ""
 			if resp.Text != nil {

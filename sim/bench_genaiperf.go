@@ -33,7 +33,7 @@ type genaiDoc struct {
 func readGenAIPerf(data []byte) ([]*BenchRun, error) {
 	var doc genaiDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, unwrapJSON(err, "experiments")
+		return nil, FieldError(err, "experiments")
 	}
 	return genaiRuns(&doc)
 }
@@ -41,7 +41,7 @@ func readGenAIPerf(data []byte) ([]*BenchRun, error) {
 // genaiRuns are the runs of a decoded profile_export.json.
 func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 	if len(doc.Experiments) == 0 {
-		return nil, refuse("field.empty", "%s: empty", "experiments")
+		return nil, Refuse("field.empty", "%s: empty", "experiments")
 	}
 	var runs []*BenchRun
 	for ei, ex := range doc.Experiments {
@@ -56,10 +56,10 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 		for ri, q := range ex.Requests {
 			where := fmt.Sprintf("experiments[%d].requests[%d]", ei, ri)
 			if q.Timestamp == nil {
-				return nil, refuse("field.missing", "%s: missing", where+".timestamp")
+				return nil, Refuse("field.missing", "%s: missing", where+".timestamp")
 			}
 			if len(q.Outputs) != 0 && len(q.Outputs) != len(q.Timestamps) {
-				return nil, refuse("bench.err.responses", "%s: %d response_outputs but %d response_timestamps", where, len(q.Outputs), len(q.Timestamps))
+				return nil, Refuse("bench.err.responses", "%s: %d response_outputs but %d response_timestamps", where, len(q.Outputs), len(q.Timestamps))
 			}
 			r := BenchRequest{Start: *q.Timestamp / 1e9}
 			var times []float64
@@ -102,7 +102,7 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 			b.Requests = append(b.Requests, r)
 		}
 		if len(b.Requests) == 0 {
-			return nil, refuse("field.empty", "%s: empty", fmt.Sprintf("experiments[%d].requests", ei))
+			return nil, Refuse("field.empty", "%s: empty", fmt.Sprintf("experiments[%d].requests", ei))
 		}
 		if err := checkRequests(b.Requests); err != nil {
 			return nil, fmt.Errorf("experiments[%d]: %w", ei, err)
@@ -117,7 +117,7 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 		}
 		b.note("bench.genaiperf.itl", "GenAI-Perf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 		if k := b.ChunkTokens(); k > 1.05 {
-			b.chunkNote(k, say("bench.genaiperf.chunks", "gaps between content responses"))
+			b.chunkNote(k, Say("bench.genaiperf.chunks", "gaps between content responses"))
 		}
 		runs = append(runs, b)
 	}

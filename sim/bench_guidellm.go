@@ -89,10 +89,10 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 		Benchmarks []json.RawMessage `json:"benchmarks"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, unwrapJSON(err, "benchmarks")
+		return nil, FieldError(err, "benchmarks")
 	}
 	if len(doc.Benchmarks) == 0 {
-		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	benches := make([]guideBench, len(doc.Benchmarks))
 	errs := make([]error, len(doc.Benchmarks))
@@ -105,12 +105,12 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 // guideRuns are the runs of the benchmarks decoded (errs: each one's decoding error).
 func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
 	if len(benches) == 0 {
-		return nil, refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	var runs []*BenchRun
 	for i := range benches {
 		if errs[i] != nil {
-			return nil, unwrapJSON(errs[i], fmt.Sprintf("benchmarks[%d]", i))
+			return nil, FieldError(errs[i], fmt.Sprintf("benchmarks[%d]", i))
 		}
 		b, err := benches[i].run()
 		if err != nil {

@@ -25,7 +25,7 @@ type llmperfRow struct {
 func readLLMPerf(data []byte) ([]*BenchRun, error) {
 	var rows []llmperfRow
 	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, unwrapJSON(err, "individual responses")
+		return nil, FieldError(err, "individual responses")
 	}
 	return llmperfRuns(rows)
 }

@@ -83,38 +83,6 @@ func readAlone(t *testing.T, name string) []*BenchRun {
 	return runs
 }
 
-func TestCalibrationNamesHaveKeys(t *testing.T) {
-	b := &VLLMBench{ITLs: [][]float64{{0.01, 0.011}, {0.012}}, TTFTs: []float64{0.05, 0.06}, InputLens: []int{100, 200}, OutputLens: []int{3, 2}, Duration: 1}
-	ev, err := BenchEvidence(b, "x.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkNotes(t, "bench evidence", ev.Names, ev.Keys)
-	c := DefaultLabConfig()
-	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 4, 6, 2, 4000
-	st, err := DefaultStepModel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, _ := NewPolicy("prefill-first", 0)
-	lo, err := RunLab(Config{Step: st, Policy: pol}, c.LabWorkload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err = LabEvidence(Config{Step: st, Policy: pol}, &Measured{Config: c, Summary: lo.Summary, Gaps: GapsFrom(lo.Run.Arrivals, c.InjectAfter)}, "lab.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkNotes(t, "lab evidence", ev.Names, ev.Keys)
-	if len(ev.Keys) < 3 {
-		t.Errorf("lab evidence has %d figures: %v", len(ev.Names), ev.Names)
-	}
-	n := say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", say("cal.why.nopin", "these files do not pin it"), "overhead")
-	if want := "these files do not pin it; it trades off against overhead (measure another batch size, context or prompt length to separate them)"; n.Text != want {
-		t.Errorf("a nested note reads %q, want %q", n.Text, want)
-	}
-}
-
 // A file the readers refuse is refused with a keyed note whose English is
 // the error's message, the same from the whole reader and the sliced one.
 func TestBenchRefusalsHaveKeys(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // appended per run. Errors say which formats were tried and why each failed.
 func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 	if len(data) > MaxMeasuredBytes {
-		return nil, refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
+		return nil, Refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
 	}
 	data = pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	kind, err := detectBench(data)
@@ -113,7 +113,7 @@ func detectBench(data []byte) (string, error) {
 	return detectLines(first)
 }
 
-var errNotJSON = refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
+var errNotJSON = Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
 
 // detectObject tells a file that is one JSON object by its keys.
 func detectObject(obj map[string]json.RawMessage) (string, error) {
@@ -136,22 +136,22 @@ func detectObject(obj map[string]json.RawMessage) (string, error) {
 	case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
 		return "nvidia-summary", nil
 	case has("median_ttft_ms"):
-		return "", refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
+		return "", Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
 	case has("summary"):
-		return "", refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
+		return "", Refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
 	}
-	return "", refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+	return "", Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
 }
 
 // detectList tells a file that is one JSON list of n objects by its first.
 func detectList(n int, arr []map[string]json.RawMessage) (string, error) {
 	if n == 0 {
-		return "", refuse("bench.err.emptylist", "an empty JSON list: no requests")
+		return "", Refuse("bench.err.emptylist", "an empty JSON list: no requests")
 	}
 	if _, ok := arr[0]["ttft_s"]; ok {
 		return "llmperf", nil
 	}
-	return "", refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+	return "", Refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -165,7 +165,7 @@ func detectLines(first map[string]json.RawMessage) (string, error) {
 	case has("itls") || has("median_ttft_ms"):
 		return "sglang", nil
 	}
-	return "", refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
+	return "", Refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
 }
 
 func keyList(m map[string]json.RawMessage) string {
@@ -196,7 +196,7 @@ func jsonLines(data []byte, f func(line int, raw []byte) error) error {
 			continue
 		}
 		if err := f(i+1, l); err != nil {
-			return refuse("field.line", "line %d: %v", i+1, err)
+			return Refuse("field.line", "line %d: %v", i+1, err)
 		}
 	}
 	return nil
@@ -304,14 +304,14 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 		}
 		var x float64
 		if _, err := fmt.Sscan(str, &x); err != nil {
-			return refuse("value.number", "want a number, got %s", fmt.Sprintf("%q", str))
+			return Refuse("value.number", "want a number, got %s", fmt.Sprintf("%q", str))
 		}
 		*f = flexNum{x, true}
 		return nil
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {
-		return refuse("value.number", "want a number, got %s", clip(b))
+		return Refuse("value.number", "want a number, got %s", ClipJSON(b))
 	}
 	*f = flexNum{x, true}
 	return nil
@@ -351,7 +351,7 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 	for _, k := range keys {
 		if p, ok := pre.val(k); ok {
 			if p.err != nil {
-				return unwrapJSON(p.err, where+k)
+				return FieldError(p.err, where+k)
 			}
 			reflect.ValueOf(dst[k]).Elem().Set(reflect.ValueOf(p.v))
 			continue
@@ -361,7 +361,7 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 			continue
 		}
 		if err := json.Unmarshal(v, dst[k]); err != nil {
-			return unwrapJSON(err, where+k)
+			return FieldError(err, where+k)
 		}
 	}
 	return nil
@@ -379,19 +379,19 @@ func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
 		}
 		for j, g := range r.Gaps {
 			if !(g >= 0 && g <= MaxMeasuredSeconds) {
-				return refuse("bench.err.gap", "request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
+				return Refuse("bench.err.gap", "request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
 			}
 		}
 		for _, f := range []struct {
 			name Note // the page names the figure in its language
 			v    float64
-		}{{say("bench.field.ttft", "ttft"), r.TTFT}, {say("bench.field.latency", "latency"), r.Latency}, {say("bench.field.meanitl", "mean inter-token latency"), r.MeanITL}} {
+		}{{Say("bench.field.ttft", "ttft"), r.TTFT}, {Say("bench.field.latency", "latency"), r.Latency}, {Say("bench.field.meanitl", "mean inter-token latency"), r.MeanITL}} {
 			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
-				return refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
+				return Refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
 			}
 		}
 		if r.Prompt < 0 || r.Output < 0 {
-			return refuse("bench.err.negative", "request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
+			return Refuse("bench.err.negative", "request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		return nil, refuse("bench.err.noruns", "no runs in the file")
+		return nil, Refuse("bench.err.noruns", "no runs in the file")
 	}
 	return runs, nil
 }
@@ -37,7 +37,7 @@ func sglangLine(raw []byte) (*BenchRun, error) {
 	return sglangRun(obj, nil)
 }
 
-var errNotObject = refuse("value.notobject", "not a JSON object")
+var errNotObject = Refuse("value.notobject", "not a JSON object")
 
 // sglangRun is the run of one line's object, details lifted (pre: the arrays read already).
 func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {

@@ -161,9 +161,9 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 	tk := &ticker{f: tick}
 	res := &SlicedBench{}
 	if len(data) > MaxMeasuredBytes {
-		return res, refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
+		return res, Refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, UTF8BOM)
 	tk.span = 0.1
 	d, rewrote, err := pyJSONTick(data, tk)
 	if err != nil {
@@ -352,17 +352,17 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 		}
 		r, err := sglangRun(first.raw, sr.pre(first))
 		if err != nil {
-			return nil, refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
+			return nil, Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
 		}
 		return []*BenchRun{r}, nil
 	case "guidellm":
 		if first.guideErr != nil {
-			return nil, unwrapJSON(first.guideErr, "benchmarks")
+			return nil, FieldError(first.guideErr, "benchmarks")
 		}
 		return guideRuns(first.guide, first.guideErrs)
 	case "genai-perf":
 		if first.genaiErr != nil {
-			return nil, unwrapJSON(first.genaiErr, "experiments")
+			return nil, FieldError(first.genaiErr, "experiments")
 		}
 		return genaiRuns(&first.genai)
 	}
@@ -424,7 +424,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 			if isTick(err) {
 				return nil, err
 			}
-			return nil, refuse("field.line", "line %d: %v", n, err)
+			return nil, Refuse("field.line", "line %d: %v", n, err)
 		}
 	}
 	switch kind {
@@ -525,7 +525,7 @@ func (sr *sliceRead) listFile() ([]*BenchRun, error) {
 	sr.res.Known = true
 	_ = kind // llmperf
 	if rowsErr != nil {
-		return nil, unwrapJSON(rowsErr, "individual responses")
+		return nil, FieldError(rowsErr, "individual responses")
 	}
 	return llmperfRuns(rows)
 }

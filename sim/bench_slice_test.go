@@ -16,7 +16,7 @@ import (
 // error, IsBench, json.Unmarshal's error for the file as one object, and
 // ReadVLLMBench for a vLLM run.
 func whole(name string, data []byte) string {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, UTF8BOM)
 	var probe map[string]json.RawMessage
 	perr := json.Unmarshal(data, &probe)
 	runs, err := ReadBench(name, data)
@@ -28,7 +28,7 @@ func whole(name string, data []byte) string {
 }
 
 func sliced(name string, data []byte, chunk int) string {
-	res, err := readBenchSliced(name, bytes.TrimPrefix(data, utf8BOM), func(float64) error { return nil }, chunk)
+	res, err := readBenchSliced(name, bytes.TrimPrefix(data, UTF8BOM), func(float64) error { return nil }, chunk)
 	return describe(res.Runs, err, res.NotObject, res.Known, res.VLLM)
 }
 

@@ -142,17 +142,3 @@ func BenchmarkDistServePreset(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkSplitSearch is one of demo 3's simulated splits (2P+1D): a
-// goodput search over full cluster runs on reused memory, as the page's
-// chapter and `demo interference` run it.
-func BenchmarkSplitSearch(b *testing.B) {
-	l := Lecture{Step: lectureStep(b), N: 1500, Prompt: 512, Output: 64}
-	mem := &Scratch{}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := l.on(mem).SimulatedSplit(2, 1, SLO{TTFT: 0.2, TPOT: 0.1}, 0.9, 20); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

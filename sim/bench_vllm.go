@@ -6,14 +6,17 @@ package sim
 // (bench_sglang.go reads them with perRequestArrays).
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 )
 
 func readVLLMRun(data []byte) (*BenchRun, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmRun(obj, nil)
 }
@@ -52,7 +55,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		return err
 	}
 	if _, ok := obj["itls"]; !ok {
-		return refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+		return Refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
 	if len(e2els) == 0 {
 		e2els = lats // vLLM names them latencies; some forks e2els
@@ -69,7 +72,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
 		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
 		if f.n != 0 && f.n != n {
-			return refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+			return Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	b.Model, b.Label = model, label
@@ -125,7 +128,104 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		b.cannot("bench.vllm.starts", "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.chunkNote(k, say("bench.vllm.chunks", "the tool's itls"))
+		b.chunkNote(k, Say("bench.vllm.chunks", "the tool's itls"))
 	}
 	return nil
+}
+
+// VLLMBench is the per-request part of a `vllm bench serve --save-result`
+// file (vLLM writes the arrays only with --save-detailed in newer releases).
+// Times are in seconds, as vLLM stores them.
+type VLLMBench struct {
+	Backend    string      `json:"backend"`
+	ModelID    string      `json:"model_id"`
+	Duration   float64     `json:"duration"`
+	Completed  int         `json:"completed"`
+	InputLens  []int       `json:"input_lens"`
+	OutputLens []int       `json:"output_lens"`
+	TTFTs      []float64   `json:"ttfts"`
+	ITLs       [][]float64 `json:"itls"` // per request, every gap between its tokens
+	Errors     []string    `json:"errors"`
+}
+
+// ReadVLLMBench reads a vLLM benchmark result and checks that its per-request
+// arrays are present and agree in length, naming the bad field.
+func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxMeasuredBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxMeasuredBytes {
+		return nil, Refuse("vllm.err.size", "vLLM result larger than %d bytes", MaxMeasuredBytes)
+	}
+	data = bytes.TrimPrefix(data, UTF8BOM)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = Refuse("value.object", "want a JSON object")
+		}
+		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+	}
+	return vllmBench(raw, nil)
+}
+
+// vllmBench is ReadVLLMBench of the file's object (pre: the arrays read
+// already, in slices).
+func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
+	if _, ok := raw["itls"]; !ok {
+		return nil, Refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
+	}
+	b := &VLLMBench{}
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"backend", &b.Backend}, {"model_id", &b.ModelID}, {"duration", &b.Duration},
+		{"completed", &b.Completed}, {"input_lens", &b.InputLens}, {"output_lens", &b.OutputLens},
+		{"ttfts", &b.TTFTs}, {"itls", &b.ITLs}, {"errors", &b.Errors},
+	} {
+		if err := decodeKeysPre(raw, pre, "", map[string]any{f.key: f.dst}); err != nil {
+			return nil, err
+		}
+	}
+	n := len(b.ITLs)
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"ttfts", len(b.TTFTs)}, {"input_lens", len(b.InputLens)}, {"output_lens", len(b.OutputLens)}, {"errors", len(b.Errors)}} {
+		if f.n != 0 && f.n != n {
+			return nil, Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+		}
+	}
+	for i, xs := range b.ITLs {
+		if err := pre.ticker().add(1+len(xs), 1); err != nil {
+			return nil, err
+		}
+		for j, x := range xs {
+			if !(x >= 0 && x <= MaxMeasuredSeconds) {
+				return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), MaxMeasuredSeconds, x)
+			}
+		}
+	}
+	for i, x := range b.TTFTs {
+		if !(x >= 0 && x <= MaxMeasuredSeconds) {
+			return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), MaxMeasuredSeconds, x)
+		}
+	}
+	if !(b.Duration >= 0 && b.Duration <= MaxMeasuredSeconds) {
+		return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", MaxMeasuredSeconds, b.Duration)
+	}
+	return b, nil
+}
+
+// AllITLs returns every inter-token gap of the successful requests.
+func (b *VLLMBench) AllITLs() []float64 {
+	var out []float64
+	for i, xs := range b.ITLs {
+		if i < len(b.Errors) && b.Errors[i] != "" {
+			continue
+		}
+		out = append(out, xs...)
+	}
+	return out
 }

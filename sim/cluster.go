@@ -562,11 +562,12 @@ type Workload func(rate float64) ([]Request, error)
 // whose SLO attainment over RunDisaggregated reaches target (see Goodput),
 // searched up to hi req/s, and that rate divided by the cluster's GPUs.
 func ClusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64) (total, perGPU float64, saturated bool, err error) {
-	return clusterGoodput(c, wl, slo, target, hi, nil)
+	return ClusterGoodputOn(c, wl, slo, target, hi, nil)
 }
 
-// clusterGoodput is ClusterGoodput on mem's memory (nil: its own).
-func clusterGoodput(c Cluster, wl Workload, slo SLO, target, hi float64, mem *Scratch) (total, perGPU float64, saturated bool, err error) {
+// ClusterGoodputOn is ClusterGoodput with its runs on mem's memory (nil:
+// their own), as RunOn is Run.
+func ClusterGoodputOn(c Cluster, wl Workload, slo SLO, target, hi float64, mem *Scratch) (total, perGPU float64, saturated bool, err error) {
 	if err := checkSearch(target, hi); err != nil {
 		return 0, 0, false, err
 	}
@@ -605,6 +606,49 @@ func PhaseGoodputs(c Cluster, wl Workload, slo SLO, target, hiPrefill, hiDecode 
 	}
 	gDec, err = one(DecodeOnlyPolicy{}, SLO{TPOT: slo.TPOT}, hiDecode)
 	return gPre, gDec, err
+}
+
+// Split is x prefill + y decode instances and their combined goodput.
+type Split struct {
+	Prefill int     `json:"prefill"`
+	Decode  int     `json:"decode"`
+	Total   float64 `json:"total"`   // req/s the pair sustains
+	PerGPU  float64 `json:"per_gpu"` // Total / (Prefill + Decode)
+}
+
+// SplitArithmetic is the lecture's demo-3 account: x prefill and y decode
+// instances sustain min(x*gPre, y*gDec), assuming perfect balancing and free KV transfer.
+func SplitArithmetic(x, y int, gPre, gDec float64) Split {
+	t := min(float64(x)*gPre, float64(y)*gDec)
+	return Split{Prefill: x, Decode: y, Total: t, PerGPU: t / float64(x+y)}
+}
+
+// BestSplitArithmetic searches x, y in 1..maxEach for the highest per-GPU goodput
+// (ties go to fewer GPUs).
+func BestSplitArithmetic(gPre, gDec float64, maxEach int) Split {
+	best := Split{}
+	for x := 1; x <= maxEach; x++ {
+		for y := 1; y <= maxEach; y++ {
+			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
+				best = s
+			}
+		}
+	}
+	return best
+}
+
+// BestSplitWithin is the best per-GPU split using at most gpus GPUs in all
+// (ties go to fewer GPUs).
+func BestSplitWithin(gPre, gDec float64, gpus int) Split {
+	best := Split{}
+	for x := 1; x < gpus; x++ {
+		for y := 1; x+y <= gpus; y++ {
+			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
+				best = s
+			}
+		}
+	}
+	return best
 }
 
 // SplitCheck is the lecture's arithmetic for one x:y split beside a full

@@ -56,11 +56,12 @@ func bisect(ok func(rate float64) (bool, error), hi float64) (rate float64, satu
 // InstanceGoodput is the goodput of one engine configured by cfg on the
 // workload wl: the highest rate up to hi whose attainment of slo reaches target.
 func InstanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64) (rate float64, saturated bool, err error) {
-	return instanceGoodput(cfg, wl, slo, target, hi, nil)
+	return InstanceGoodputOn(cfg, wl, slo, target, hi, nil)
 }
 
-// instanceGoodput is InstanceGoodput on sc's memory (nil: its own).
-func instanceGoodput(cfg Config, wl Workload, slo SLO, target, hi float64, sc *Scratch) (rate float64, saturated bool, err error) {
+// InstanceGoodputOn is InstanceGoodput with its runs on sc's memory (nil:
+// their own), as RunOn is Run.
+func InstanceGoodputOn(cfg Config, wl Workload, slo SLO, target, hi float64, sc *Scratch) (rate float64, saturated bool, err error) {
 	if err := checkSearch(target, hi); err != nil {
 		return 0, false, err
 	}

@@ -21,7 +21,10 @@ type LabWorkload struct {
 
 // DefaultLab is run.py's default workload. A measured file's
 // Config.LabWorkload is the workload it ran, so a simulation can repeat it.
-func DefaultLab() LabWorkload { return DefaultLabConfig().LabWorkload }
+func DefaultLab() LabWorkload {
+	return LabWorkload{ShortConcurrency: 16, ShortInputLen: 128, ShortOutputLen: 256,
+		LongInputLen: 32000, LongOutputLen: 16, LongCount: 1, Duration: 60, InjectAfter: 20}
+}
 
 // Validate bounds every field so a run always ends.
 func (w LabWorkload) Validate() error {
@@ -51,16 +54,19 @@ func (w LabWorkload) Validate() error {
 }
 
 // LabOutcome is a simulated lab run: the analysis input built from
-// simulated token arrivals, its summary (the script's keys), and the engine's outcome.
+// simulated token arrivals, the gaps counted in its windows as the run
+// went (nil when the windows they assumed are not the run's: see
+// Lab.Finish), and the engine's outcome. Package sim/lab summarises it
+// (lab.Of) as run.py summarises a measured run.
 type LabOutcome struct {
 	Run     LabRun
-	Summary LabSummary
+	Counts  *LabCounts
 	Outcome *Outcome
 }
 
 // RunLab drives the engine with the lab's closed loop, recording every token
-// arrival of every stream, and summarises it exactly as run.py summarises a
-// measured run.
+// arrival of every stream and counting the gaps of the analysis's windows,
+// and returns the run.
 func RunLab(cfg Config, w LabWorkload) (*LabOutcome, error) {
 	l, err := NewLab(cfg, w, nil)
 	if err != nil {
@@ -93,7 +99,7 @@ type Lab struct {
 	run     LabRun
 	steps   int // about how many steps the run takes
 	// The analysis's counts, taken as the arrivals come (see count).
-	counts    labCounts
+	counts    LabCounts
 	windowEnd float64 // the during window's end, once the first long's first token came
 	known     bool    // windowEnd is known
 	provMax   float64 // the latest arrival counted in the window before its end was known
@@ -132,8 +138,8 @@ func NewLab(cfg Config, w LabWorkload, arrivals []Arrival) (*Lab, error) {
 	// gap), most before the injection or after the window (sized up to a
 	// page's run; a longer one grows them).
 	quiet := int(float64(l.steps)*w.InjectAfter/w.Duration) + 16
-	l.counts.quiet = make([]GapCount, 0, min(quiet, 1<<15))
-	l.counts.after = make([]GapCount, 0, min(max(16, l.steps-quiet), 1<<15))
+	l.counts.Quiet = make([]GapCount, 0, min(quiet, 1<<15))
+	l.counts.After = make([]GapCount, 0, min(max(16, l.steps-quiet), 1<<15))
 	if n := l.steps * w.ShortConcurrency; cap(arrivals) >= n {
 		l.run.Arrivals = arrivals[:0]
 	} else {
@@ -176,7 +182,7 @@ func (l *Lab) Step() (*Iteration, bool) {
 		case s.long:
 			if s.first && item.ID == sc {
 				// The first long request's first token ends the window (as
-				// SummariseLab computes it from the TTFT; Finish checks).
+				// lab.Summarise computes it from the TTFT; Finish checks).
 				l.windowEnd, l.known = l.w.InjectAfter+(end-l.w.InjectAfter), true
 			}
 		case !s.first:
@@ -216,19 +222,22 @@ func (l *Lab) count(arr []Arrival, t float64) {
 		l.provMax = t
 	}
 	c := &l.counts
-	win := c.window(t, l.w.InjectAfter, end) // one step's arrivals share its time: one window
+	win := c.Window(t, l.w.InjectAfter, end) // one step's arrivals share its time: one window
 	for i := 0; i < len(arr); {
 		j := i + 1
 		for j < len(arr) && arr[j].Gap == arr[i].Gap {
 			j++
 		}
-		c.addRun(arr[i], j-i, win)
+		c.Add(arr[i], j-i, win)
 		i = j
 	}
 }
 
 // Finish is the lab's outcome once Step has returned false: out is the
-// engine's (with its results), summarised as the script summarises a run.
+// engine's (with its results). Its counts are the ones taken as the run
+// went when the window they assumed is the one the results give (not when
+// a long request failed, or a TTFT rounds otherwise): then only the whole
+// analysis of the arrivals is right, and Counts is nil.
 func (l *Lab) Finish(out *Outcome) *LabOutcome {
 	run := l.run
 	wallEnd := 0.0
@@ -252,30 +261,21 @@ func (l *Lab) Finish(out *Outcome) *LabOutcome {
 		wallEnd = max(wallEnd, r.Finish)
 	}
 	run.Wall = wallEnd
-	return &LabOutcome{Run: run, Summary: l.summarise(run), Outcome: out}
-}
-
-// summarise is SummariseLab(run), from the counts taken as the run went
-// when they apply (counted).
-func (l *Lab) summarise(run LabRun) LabSummary {
-	if s, ok := l.counted(run); ok {
-		return s
+	o := &LabOutcome{Run: run, Outcome: out}
+	if l.counted(run) {
+		o.Counts = &l.counts
 	}
-	return SummariseLab(run)
+	return o
 }
 
-// counted is the summary from the counts taken as the run went; false when
-// the window they assumed is not the one the results give (a long request
-// that failed, a TTFT that rounds otherwise): then only the whole
-// analysis is right.
-func (l *Lab) counted(run LabRun) (LabSummary, bool) {
-	longTTFT, longBad, windowEnd := labWindow(run)
+// counted reports whether the counts taken as the run went are the whole
+// analysis's: false when the window they assumed is not the one the
+// results give (a long request that failed, a TTFT that rounds otherwise).
+func (l *Lab) counted(run LabRun) bool {
+	_, _, windowEnd := run.Window()
 	same := l.known && l.windowEnd == windowEnd && l.provMax <= windowEnd ||
 		!l.known && math.IsInf(windowEnd, 1) // no long request's first token came: the window runs to the end
-	if !same || len(run.Arrivals) == 0 || l.counts.n != len(run.Arrivals) {
-		return LabSummary{}, false
-	}
-	return l.counts.summary(run, longTTFT, longBad), true
+	return same && len(run.Arrivals) != 0 && l.counts.N == len(run.Arrivals)
 }
 
 // sortGaps orders one step's arrivals (all at one time) by gap: insertion

@@ -11,7 +11,7 @@ package sim
 // value, unit, meaning and source, GPUNote whether the GPU was fitted;
 // Apply / ApplyConfig set a profile on a step model or engine config;
 // StepConstants reads the constants back off a step model. Calibration
-// from an uploaded file is CalibrateMeasured (see calibrate.go).
+// from an uploaded file is calibrate.Lab (package sim/calibrate).
 
 import (
 	"bytes"
@@ -93,6 +93,12 @@ var constantInfos = []ConstantInfo{
 	{"collective_latency", "s", "fixed time per all-reduce, two per layer (TP > 1)", 0, 0.1,
 		func(s *StepModel) float64 { return s.Physics.CollectiveLatency }, func(s *StepModel, v float64) { s.Physics.CollectiveLatency = v }},
 }
+
+// Get returns the constant's value in s.
+func (c ConstantInfo) Get(s *StepModel) float64 { return c.get(s) }
+
+// Set sets the constant to v in s.
+func (c ConstantInfo) Set(s *StepModel, v float64) { c.set(s, v) }
 
 // ConstantInfos lists the constants a profile may set, in display order.
 func ConstantInfos() []ConstantInfo { return append([]ConstantInfo(nil), constantInfos...) }
@@ -278,7 +284,7 @@ func (p *Profile) With(gpu, name string, v float64, source string) (*Profile, er
 	if err != nil {
 		return nil, err
 	}
-	q := p.clone()
+	q := p.Clone()
 	fit, _ := q.gpuFit(g.Name)
 	for k := range q.GPUs { // one key per GPU, the catalogue's spelling
 		if h, err := hwspecs.Get(k); err == nil && h.Name == g.Name {
@@ -298,7 +304,8 @@ func (p *Profile) With(gpu, name string, v float64, source string) (*Profile, er
 	return q, nil
 }
 
-func (p *Profile) clone() *Profile {
+// Clone returns a deep copy of p: its constants and GPU fits are its own.
+func (p *Profile) Clone() *Profile {
 	q := *p
 	q.Constants = map[string]Constant{}
 	for k, c := range p.Constants {

@@ -204,35 +204,6 @@ func TestSmoothRoofline(t *testing.T) {
 	}
 }
 
-// Calibration writes a profile that reproduces the fitted step model.
-func TestCalibrationProfileRoundTrips(t *testing.T) {
-	base, _ := BuiltinProfile("lecture")
-	s := profiled(t, "lecture", modelspecs.Default, "A100-80GB", 1)
-	s.EffMem, s.Overhead = 0.7, 0.003
-	s, _ = s.Prepare()
-	cal := &Calibration{Step: s, Constants: []FittedConstant{{Name: "eff_mem", Value: 0.7, Identified: true}, {Name: "overhead", Value: 0.003, Identified: true}}}
-	p, err := cal.Profile(base, "mine", "a.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := p.Marshal()
-	q, err := ParseProfile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := q.Apply(StepModel{Model: s.Model, GPU: s.GPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.EffMem != 0.7 || got.Overhead != 0.003 || got.EffCompute != 0.6 {
-		t.Errorf("round trip: %+v", got)
-	}
-	other, _ := q.Apply(StepModel{Model: s.Model, GPU: gpu(t, "H100-SXM")})
-	if other.EffMem != 0.85 {
-		t.Errorf("another GPU took the calibration: eff_mem %g", other.EffMem)
-	}
-}
-
 // Per-request cost: a lone request's TTFT is its time outside the engine
 // plus its prefill step, which pays the per-iteration overhead, one
 // sequence's cost and the cost of admitting a prompt; without the

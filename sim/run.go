@@ -168,8 +168,31 @@ type scratch struct {
 type Scratch struct {
 	run     scratch
 	cluster clusterScratch
-	reqs    []Request // the requests of the runs in progress (see Lecture.workload)
-	vals    []float64 // one metric of a run's results (see Lecture.values)
+	reqs    []Request // the requests of the runs in progress (see Scratch.Poisson)
+	vals    []float64 // one metric of a run's results (see Scratch.Values)
+}
+
+// Values returns Values(rs, m) in s's buffer (nil s: a new slice), valid
+// until s's next Values.
+func (s *Scratch) Values(rs []Result, m Metric) []float64 {
+	if s == nil {
+		return Values(rs, m)
+	}
+	s.vals = valuesInto(s.vals, rs, m)
+	return s.vals
+}
+
+// Poisson returns d's requests at rate (see PoissonDraws.Fill) in s's
+// request buffer (nil s: a new slice), valid until s's next Poisson.
+func (s *Scratch) Poisson(d *PoissonDraws, rate float64) ([]Request, error) {
+	if s == nil {
+		return d.Fill(nil, rate)
+	}
+	reqs, err := d.Fill(s.reqs, rate)
+	if err == nil {
+		s.reqs = reqs
+	}
+	return reqs, err
 }
 
 // runScratch is s's memory for one engine's runs (nil s: a fresh one).

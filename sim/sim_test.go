@@ -1,19 +1,13 @@
 package sim
 
 import (
-	"fmt"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
 	"servelab/hwspecs"
 	"servelab/modelspecs"
 )
-
-func lecture(t testing.TB) Lecture {
-	return Lecture{Step: lectureStep(t), N: 1500, Prompt: 512, Output: 64}
-}
 
 func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*want }
 
@@ -93,65 +87,6 @@ func TestPercentileIsTheScriptsNearestRank(t *testing.T) {
 	}
 	if Percentile(nil, 50) != 0 {
 		t.Error("empty percentile should be 0")
-	}
-}
-
-func TestDemo2Shape(t *testing.T) {
-	l := lecture(t)
-	lo, err := l.Demo2Rate(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hi, _ := l.Demo2Rate(50)
-	if lo.ColocatedTPOT90 < 7.5e-3 || lo.ColocatedTPOT90 > 7.8e-3 {
-		t.Errorf("colocated P90 TPOT at 5 req/s = %.2f ms, want 7.6-7.7", lo.ColocatedTPOT90*1e3)
-	}
-	if hi.ColocatedTPOT90 < 20e-3 || hi.ColocatedTPOT90 > 100e-3 {
-		t.Errorf("colocated P90 TPOT at 50 req/s = %.2f ms, want tens of ms", hi.ColocatedTPOT90*1e3)
-	}
-	if hi.DecodeTPOT90 > 1.2*lo.DecodeTPOT90 {
-		t.Errorf("decode-only TPOT should barely move: %.2f -> %.2f ms", lo.DecodeTPOT90*1e3, hi.DecodeTPOT90*1e3)
-	}
-}
-
-func TestDemo4Shape(t *testing.T) {
-	l := lecture(t)
-	rows := map[int]Demo4Row{}
-	for _, b := range []int{0, 256, 512, 1024, 2048} {
-		r, err := l.Demo4Row(40, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows[b] = r
-	}
-	if v := rows[2048].TTFTP90; v < 50e-3 || v > 54e-3 {
-		t.Errorf("budget 2048 P90 TTFT = %.1f ms, want ~51-53", v*1e3)
-	}
-	if v := rows[256].TTFTP90; v < 58e-3 || v > 62e-3 {
-		t.Errorf("budget 256 P90 TTFT = %.1f ms, want ~59-61", v*1e3)
-	}
-	monotonic := rows[256].TTFTP90 >= rows[512].TTFTP90 && rows[512].TTFTP90 >= rows[1024].TTFTP90 && rows[1024].TTFTP90 >= rows[2048].TTFTP90
-	if monotonic {
-		t.Errorf("P90 TTFT should not be monotonic in the budget: %+v", rows)
-	}
-	for _, b := range []int{256, 512, 1024, 2048} {
-		if rows[b].TPOTP90 >= rows[0].TPOTP90 {
-			t.Errorf("budget %d P90 TPOT %.2f ms not below prefill-first %.2f ms", b, rows[b].TPOTP90*1e3, rows[0].TPOTP90*1e3)
-		}
-	}
-}
-
-func TestDeterministicForASeed(t *testing.T) {
-	l := lecture(t)
-	a, _ := l.run(Chunked{Budget: 512}, 30)
-	b, _ := l.run(Chunked{Budget: 512}, 30)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatal("two runs with the same seed differ")
-	}
-	l.Seed = 7
-	c, _ := l.run(Chunked{Budget: 512}, 30)
-	if reflect.DeepEqual(a, c) {
-		t.Fatal("a different seed gave the same run")
 	}
 }
 
@@ -315,20 +250,6 @@ func TestGoodputFindsTheKnee(t *testing.T) {
 	if _, sat, _ := Goodput(func(float64) (float64, error) { return 1, nil }, 0.9, 50); !sat {
 		t.Error("always-met objective should report saturation")
 	}
-}
-
-func ExampleLecture_Demo1() {
-	m, _ := modelspecs.Get("Llama-3.1-8B")
-	g, _ := hwspecs.Get("H100-SXM")
-	s, _ := NewStepModel(m, g)
-	for _, r := range (Lecture{Step: s}).Demo1(32, 700, []int{128, 512, 2048}) {
-		fmt.Printf("L=%4d  decode %.2f ms  mixed %.2f ms (%s)  decode slowed %.2fx\n",
-			r.Prompt, r.DecodeOnly*1e3, r.Mixed*1e3, r.MixedBound, r.DecodeSlowdown)
-	}
-	// Output:
-	// L= 128  decode 7.67 ms  mixed 7.68 ms (memory)  decode slowed 1.00x
-	// L= 512  decode 7.67 ms  mixed 14.89 ms (compute)  decode slowed 1.94x
-	// L=2048  decode 7.67 ms  mixed 55.46 ms (compute)  decode slowed 7.23x
 }
 
 // The engine keeps the running set's KV sum incrementally; check it against a

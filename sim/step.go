@@ -1,9 +1,3 @@
-// Package sim is servelab's simulator: a roofline step model, scheduler
-// policies, workloads, a steppable engine, metrics and goodput search.
-//
-// It is pure and deterministic: no clock, no I/O, no goroutines, no globals.
-// The same code runs natively, under wasm in the browser, and behind the lab
-// server, which drives the engine in real time.
 package sim
 
 import (

@@ -60,24 +60,26 @@ func PoissonLengths(n int, rate float64, prompt, output Lengths, seed uint64) ([
 	return reqs, nil
 }
 
-// poissonDraws is a Poisson workload's randomness drawn once, for a search
+// PoissonDraws is a Poisson workload's randomness drawn once, for a search
 // that runs it at many rates: PoissonLengths at any rate sums the same unit
-// gaps over the rate and draws the same lengths, so at gives its requests
+// gaps over the rate and draws the same lengths, so Fill gives its requests
 // bit for bit without drawing again.
-type poissonDraws struct {
+type PoissonDraws struct {
 	gaps           []float64
 	prompt, output []int
 	reqs           []Request // the last requests given (each experiment's are read before the next)
 }
 
-// drawPoisson draws what PoissonLengths would for n requests.
-func drawPoisson(n int, prompt, output Lengths, seed uint64) (*poissonDraws, error) {
+// DrawPoisson draws what PoissonLengths would for n requests. It returns
+// an error when PoissonLengths would (callers then build the workload the
+// ordinary way, and report its error).
+func DrawPoisson(n int, prompt, output Lengths, seed uint64) (*PoissonDraws, error) {
 	if _, err := PoissonLengths(1, 1, prompt, output, seed); err != nil || n < 1 || n > MaxRequests {
 		return nil, fmt.Errorf("workload cannot be drawn") // (callers then build it the ordinary way, error and all)
 	}
 	arrivals := newRand(seed)
 	lens := newRand(seed ^ 0x9e3779b97f4a7c15)
-	d := &poissonDraws{gaps: make([]float64, n), prompt: make([]int, n), output: make([]int, n), reqs: make([]Request, n)}
+	d := &PoissonDraws{gaps: make([]float64, n), prompt: make([]int, n), output: make([]int, n), reqs: make([]Request, n)}
 	for i := range n { // in PoissonLengths' order: the gap, then the prompt, then the output
 		d.gaps[i] = arrivals.ExpFloat64()
 		d.prompt[i] = prompt.draw(lens)
@@ -92,7 +94,7 @@ func drawPoisson(n int, prompt, output Lengths, seed uint64) (*poissonDraws, err
 // before the next. A workload that cannot be drawn gives PoissonLengths'
 // error at every rate.
 func PoissonSearch(n int, prompt, output Lengths, seed uint64) Workload {
-	d, err := drawPoisson(n, prompt, output, seed)
+	d, err := DrawPoisson(n, prompt, output, seed)
 	if err != nil {
 		return func(rate float64) ([]Request, error) { return PoissonLengths(n, rate, prompt, output, seed) }
 	}
@@ -100,17 +102,18 @@ func PoissonSearch(n int, prompt, output Lengths, seed uint64) Workload {
 }
 
 // at is PoissonLengths at rate, in the requests of the previous call.
-func (d *poissonDraws) at(rate float64) (reqs []Request, err error) {
-	reqs, err = d.fill(d.reqs, rate)
+func (d *PoissonDraws) at(rate float64) (reqs []Request, err error) {
+	reqs, err = d.Fill(d.reqs, rate)
 	if err == nil {
 		d.reqs = reqs
 	}
 	return reqs, err
 }
 
-// fill is PoissonLengths at rate, written over reqs (grown if short). The
-// draws are only read, so callers in parallel may fill their own buffers.
-func (d *poissonDraws) fill(reqs []Request, rate float64) ([]Request, error) {
+// Fill returns PoissonLengths' requests at rate, written over reqs (grown
+// if short). The draws are only read, so callers in parallel may fill
+// their own buffers.
+func (d *PoissonDraws) Fill(reqs []Request, rate float64) ([]Request, error) {
 	if !(rate > 0) || rate > MaxRate {
 		return nil, fmt.Errorf("rate must be in (0, %g] req/s, got %g", MaxRate, rate)
 	}

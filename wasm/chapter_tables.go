@@ -3,7 +3,7 @@
 package main
 
 // The chapters' tables and figures, as HTML and SVG, from the tables
-// sim.Lecture computed (drawing only: every number comes from the sim).
+// lecture.Lecture computed (drawing only: every number comes from the sim).
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
+	lect "servelab/sim/lecture"
 	"servelab/wasm/play"
 )
 
@@ -59,7 +61,7 @@ func x2(v float64) string { return fmt.Sprintf("%.2f×", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // demo1HTML is the step table and the roofline breakdown of each step.
-func demo1HTML(u *uiState, res *sim.Interference, vals map[string]string) (string, string) {
+func demo1HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
 	rows := make([][]string, len(res.Demo1))
 	for i, d := range res.Demo1 {
 		rows[i] = []string{strconv.Itoa(d.Prompt), ms(d.DecodeOnly), ms(d.Mixed), x2(d.DecodeSlowdown), ms(d.PrefillOnly), x2(d.PrefillSlowdown), html.EscapeString(u.tr("bound." + string(d.MixedBound)))}
@@ -119,7 +121,7 @@ func demo1HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 }
 
 // demo2HTML is the latency-vs-rate table and its three curves.
-func demo2HTML(u *uiState, res *sim.Interference, vals map[string]string) (string, string) {
+func demo2HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
 	rows := make([][]string, len(res.Demo2))
 	col := []curve{{"ttft", u.tr("f2.col.ttft"), nil}, {"pre", u.tr("f2.pre.ttft"), nil}}
 	tp := []curve{{"tpot", u.tr("f2.col.tpot"), nil}, {"dec", u.tr("f2.dec.tpot"), nil}}
@@ -163,7 +165,7 @@ func legendHTML(cs []curve) string {
 }
 
 // demo3HTML is the goodput-per-GPU table, DistServe's published figures beside ours.
-func demo3HTML(u *uiState, res *sim.Interference, vals map[string]string) (string, string) {
+func demo3HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
 	d := res.Demo3
 	ds := play.DistServe
 	dash := "–"
@@ -239,7 +241,7 @@ func demo3HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 }
 
 // demo4HTML is the budget table and the TTFT/TPOT trade-off.
-func demo4HTML(u *uiState, res *sim.Interference, vals map[string]string) (string, string) {
+func demo4HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
 	rows := make([][]string, len(res.Demo4))
 	for i, d := range res.Demo4 {
 		b := "–"
@@ -279,7 +281,7 @@ func demo4HTML(u *uiState, res *sim.Interference, vals map[string]string) (strin
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%s</text><text x="2" y="14" class="lbl">%s</text>`, L, H-6, html.EscapeString(u.tr("f4.x")), html.EscapeString(u.tr("f4.y")))
 	fmt.Fprintf(&sb, `<text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, py(y1)+24, ms(y1), py(y0), ms(y0))
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%s</text><text x="%g" y="%g" class="lbl">%s</text>`, L, H-B+12, ms(x0), W-60, H-B+12, ms(x1))
-	pts := make([]sim.Demo4Row, len(res.Demo4))
+	pts := make([]lect.Demo4Row, len(res.Demo4))
 	copy(pts, res.Demo4)
 	sort.Slice(pts, func(i, j int) bool { return pts[i].TPOTP90 < pts[j].TPOTP90 })
 	for _, d := range pts {
@@ -301,14 +303,14 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		return "", ""
 	}
 	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
-	row := func(key string, f func(*sim.LabSummary) string) []string {
+	row := func(key string, f func(*lab.Summary) string) []string {
 		return []string{termHTML(u, key), f(a), f(b)}
 	}
 	msu := func(v float64) string { return ms(v) + " ms" }
 	rows := [][]string{
-		row("worstgap", func(l *sim.LabSummary) string { return msu(l.WorstGap) }),
-		row("spike", func(l *sim.LabSummary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
-		row("longttft", func(l *sim.LabSummary) string { return msu(l.LongTTFT) }),
+		row("worstgap", func(l *lab.Summary) string { return msu(l.WorstGap) }),
+		row("spike", func(l *lab.Summary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
+		row("longttft", func(l *lab.Summary) string { return msu(l.LongTTFT) }),
 		{u.tr("lab.quiet"), msu(a.ITLQuietP50), msu(b.ITLQuietP50)},
 		{u.tr("lab.during"), msu(a.ITLDuringP99), msu(b.ITLDuringP99)},
 	}

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"syscall/js"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
@@ -95,7 +95,7 @@ func (a *App) startEdge() {
 			return
 		}
 		loc := a.win.Get("location")
-		cfg := sim.DefaultLabConfig()
+		cfg := lab.DefaultConfig()
 		cfg.LabWorkload = w
 		cfg.LongCount = 1
 		cfg.Model = ms.Data[0].ID
@@ -397,7 +397,7 @@ func (a *App) tickEdge() {
 }
 
 // finishEdge summarises the run as lab JSON (run.py's analysis, via
-// sim.SummariseLab), overlays it as run A and offers it for download.
+// lab.Summarise), overlays it as run A and offers it for download.
 func (a *App) finishEdge(l *play.Loop) {
 	a.live.edgeRunning = false
 	if !a.live.timerID.IsUndefined() {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"servelab/sim"
+	lect "servelab/sim/lecture"
 	"servelab/wasm/play"
 )
 
@@ -17,10 +17,10 @@ type lecture struct {
 	ch    play.Chapter
 	index int
 	key   string // play.LectureKey of the settings the table is for
-	lec   sim.Lecture
-	res   *sim.Interference // the table being filled (complete when done)
-	last  *sim.Interference // the last complete table, shown while res fills
-	jobs  []sim.LectureJob
+	lec   lect.Lecture
+	res   *lect.Interference // the table being filled (complete when done)
+	last  *lect.Interference // the last complete table, shown while res fills
+	jobs  []lect.Job
 	split bool // demo 3's split jobs were queued
 	lab   *play.LabPair
 	labU  *play.SimRun  // the lab's unchunked run, made a frame before the chunked one
@@ -53,7 +53,7 @@ const lectureFrame = 40 * time.Millisecond
 type lectureView struct {
 	ch       play.Chapter
 	index    int
-	res      *sim.Interference
+	res      *lect.Interference
 	lab      *play.LabPair
 	done     bool
 	err      string
@@ -123,7 +123,7 @@ func (l *lecture) fits(kind string, frame time.Time) bool {
 }
 
 // run runs a job through the cache, noting how long a real run took.
-func (l *lecture) run(j sim.LectureJob, frame time.Time) error {
+func (l *lecture) run(j lect.Job, frame time.Time) error {
 	t := time.Now()
 	hit, err := l.cache.RunJob(l.lec, j)
 	if !hit {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"servelab/sim"
+	"servelab/sim/calibrate"
+	"servelab/sim/lab"
 	"servelab/wasm/play"
 )
 
@@ -26,7 +28,7 @@ type calibration struct {
 	base    string // the base profile's name
 	sims    int
 	started time.Time
-	cal     *sim.Calibration
+	cal     *calibrate.Calibration
 	prof    string // the calibrated profile's name
 	err     string
 }
@@ -101,7 +103,7 @@ func (calibratePanel) render(p *page, u *uiState) {
 
 // keptNote is why a constant kept its base value, in lang ("kept at the
 // base value: ..."; the fit's own English where it gave no reason's key).
-func keptNote(lang string, f sim.FittedConstant) string {
+func keptNote(lang string, f calibrate.FittedConstant) string {
 	if f.Why.Key == "" {
 		return f.Note
 	}
@@ -168,21 +170,21 @@ func (a *App) runCalibration(o *play.Overlay, prof *sim.Profile, cfg sim.Config)
 	}()
 }
 
-// calibrateYielding is sim.CalibrateMeasured (or, for a vLLM bench file,
-// the same with sim.BenchEvidence), its predictions wrapped to yield to
+// calibrateYielding is calibrate.Lab (or, for a vLLM bench file,
+// the same with calibrate.BenchEvidence), its predictions wrapped to yield to
 // the browser, count and stop when cancelled.
-func calibrateYielding(cfg sim.Config, prof *sim.Profile, o *play.Overlay, name string, cancel *atomic.Bool, progress func(int)) (*sim.Calibration, *sim.Profile, error) {
+func calibrateYielding(cfg sim.Config, prof *sim.Profile, o *play.Overlay, name string, cancel *atomic.Bool, progress func(int)) (*calibrate.Calibration, *sim.Profile, error) {
 	step, err := prof.Apply(cfg.Step)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.Step = step
-	var ev sim.Evidence
+	var ev calibrate.Evidence
 	if o.Lab != nil {
-		m := &sim.Measured{Config: *o.Config, Summary: *o.Lab, Gaps: o.Gaps}
-		ev, err = sim.LabEvidence(cfg, m, o.Name)
+		m := &lab.Measured{Config: *o.Config, Summary: *o.Lab, Gaps: o.Gaps}
+		ev, err = calibrate.LabEvidence(cfg, m, o.Name)
 	} else {
-		ev, err = sim.BenchEvidence(o.VLLM, o.Name)
+		ev, err = calibrate.BenchEvidence(o.VLLM, o.Name)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -203,7 +205,7 @@ func calibrateYielding(cfg sim.Config, prof *sim.Profile, o *play.Overlay, name 
 		}
 		return predict(s)
 	}
-	cal, err := sim.Calibrate(step, prof.Calibrates, []sim.Evidence{ev})
+	cal, err := calibrate.Fit(step, prof.Calibrates, []calibrate.Evidence{ev})
 	if cancel.Load() {
 		return nil, nil, errCancelled
 	}
@@ -232,7 +234,7 @@ func calibratedName(file string) string {
 
 // finishCalibration lands a fit: the calibrated profile becomes active and
 // its constants go on the sliders; the fit's table stays on screen.
-func (a *App) finishCalibration(cancel *atomic.Bool, cal *sim.Calibration, p *sim.Profile, err error) {
+func (a *App) finishCalibration(cancel *atomic.Bool, cal *calibrate.Calibration, p *sim.Profile, err error) {
 	if a.calib.cancel != cancel {
 		return // a newer job, or cleared
 	}

@@ -7,7 +7,7 @@ import (
 	"html"
 	"strings"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/wasm/play"
 )
 
@@ -44,17 +44,17 @@ func (measuredPanel) render(p *page, u *uiState) {
 		}
 		sb.WriteString(`</tr>`)
 	}
-	var lab *sim.LabSummary
+	var sum *lab.Summary
 	if u.run != nil {
-		lab = u.run.Lab
+		sum = u.run.Lab
 	}
-	labv := func(f func(*sim.LabSummary) string) string {
-		if lab == nil || lab.Error != "" {
+	labv := func(f func(*lab.Summary) string) string {
+		if sum == nil || sum.Error != "" {
 			return "–"
 		}
-		return f(lab)
+		return f(sum)
 	}
-	of := func(f func(*sim.LabSummary) string, g func(*play.Overlay) string) func(*play.Overlay) string {
+	of := func(f func(*lab.Summary) string, g func(*play.Overlay) string) func(*play.Overlay) string {
 		return func(o *play.Overlay) string {
 			if o.Lab != nil {
 				return f(o.Lab)
@@ -65,10 +65,10 @@ func (measuredPanel) render(p *page, u *uiState) {
 			return "–"
 		}
 	}
-	worst := func(l *sim.LabSummary) string { return ms(l.WorstGap) + " ms" }
-	spike := func(l *sim.LabSummary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }
-	longT := func(l *sim.LabSummary) string { return ms(l.LongTTFT) + " ms" }
-	p99 := func(l *sim.LabSummary) string { return ms(l.ITLP99) + " ms" }
+	worst := func(l *lab.Summary) string { return ms(l.WorstGap) + " ms" }
+	spike := func(l *lab.Summary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }
+	longT := func(l *lab.Summary) string { return ms(l.LongTTFT) + " ms" }
+	p99 := func(l *lab.Summary) string { return ms(l.ITLP99) + " ms" }
 	row(termHTML(u, "worstgap"), labv(worst), of(worst, nil))
 	row(termHTML(u, "spike"), labv(spike), of(spike, nil))
 	row(termHTML(u, "longttft"), labv(longT), of(longT, nil))

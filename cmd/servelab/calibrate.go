@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/calibrate"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var evidence []sim.Evidence
+	var evidence []calibrate.Evidence
 	for _, p := range files {
 		ev, err := readEvidence(cfg, p)
 		if err != nil {
@@ -52,7 +53,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if *free != "" {
 		names = strings.Split(*free, ",")
 	}
-	cal, err := sim.Calibrate(step, names, evidence)
+	cal, err := calibrate.Fit(step, names, evidence)
 	if err != nil {
 		return err
 	}
@@ -129,24 +130,24 @@ func constantText(name string, v float64) string {
 
 // readEvidence reads a measured-JSON file (run.py, servelab measure) or a
 // vLLM bench result and turns it into calibration evidence.
-func readEvidence(cfg sim.Config, path string) (sim.Evidence, error) {
+func readEvidence(cfg sim.Config, path string) (calibrate.Evidence, error) {
 	m, err := readMeasuredFile(path)
 	if err == nil {
-		return sim.LabEvidence(cfg, m, path)
+		return calibrate.LabEvidence(cfg, m, path)
 	}
 	if !strings.Contains(err.Error(), "summary: missing") {
-		return sim.Evidence{}, err
+		return calibrate.Evidence{}, err
 	}
 	f, ferr := os.Open(path)
 	if ferr != nil {
-		return sim.Evidence{}, ferr
+		return calibrate.Evidence{}, ferr
 	}
 	defer f.Close()
 	b, verr := sim.ReadVLLMBench(f)
 	if verr != nil {
-		return sim.Evidence{}, fmt.Errorf("%s: neither a measured-JSON file (%v) nor a vLLM bench result (%v)", path, err, verr)
+		return calibrate.Evidence{}, fmt.Errorf("%s: neither a measured-JSON file (%v) nor a vLLM bench result (%v)", path, err, verr)
 	}
-	return sim.BenchEvidence(b, path)
+	return calibrate.BenchEvidence(b, path)
 }
 
 // parseInterleaved parses flags that may come before, between or after

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // The issue's closed loop: `servelab labserver --ideal --eff-compute 0.45
@@ -97,7 +97,7 @@ func TestCalibrateClosedLoop(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sim --like --profile: exit %d\n%s", code, stderr)
 	}
-	var pred sim.LabSummary
+	var pred lab.Summary
 	if err := json.Unmarshal([]byte(stdout), &pred); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestCalibrateClosedLoop(t *testing.T) {
 	}
 	// The lecture's own constants miss it by far more: the test could fail.
 	_, stdout, _ = cli(t, "sim", "--like", file, "--ideal", "--json")
-	var lec sim.LabSummary
+	var lec lab.Summary
 	json.Unmarshal([]byte(stdout), &lec)
 	if r := math.Abs(lec.WorstGap-m.Summary.WorstGap) / m.Summary.WorstGap; r < 0.15 {
 		t.Errorf("the uncalibrated lecture profile already predicts the worst gap within %.0f%%: the check shows nothing", 100*r)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
+	"servelab/sim/lecture"
 	"servelab/sim/scenario"
 )
 
@@ -97,7 +99,7 @@ func TestLabSimJSONHasTheScriptsKeys(t *testing.T) {
 	}
 	f, _ := os.Open(save)
 	defer f.Close()
-	if _, err := sim.ReadMeasured(f); err != nil {
+	if _, err := lab.Read(f); err != nil {
 		t.Errorf("saved file does not read back: %v", err)
 	}
 }
@@ -178,10 +180,10 @@ func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
 	// Through --like, the file's config is what to lower.
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
-	cfg := sim.DefaultLabConfig()
+	cfg := lab.DefaultConfig()
 	cfg.ShortConcurrency, cfg.ShortInputLen, cfg.ShortOutputLen, cfg.Duration, cfg.InjectAfter = 4096, 1, 1, 3600, 1
 	var buf bytes.Buffer
-	if err := sim.WriteMeasured(&buf, &sim.Measured{Config: cfg, Summary: sim.LabSummary{Label: "x", Error: "none"}}); err != nil {
+	if err := lab.Write(&buf, &lab.Measured{Config: cfg, Summary: lab.Summary{Label: "x", Error: "none"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {
@@ -210,7 +212,7 @@ func TestDemoInterferenceJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var got sim.Interference
+	var got lecture.Interference
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +234,10 @@ func BenchmarkDemoInterference(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lec := sim.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
+	lec := lecture.Lecture{Step: step, N: 1500, Prompt: 512, Output: 64}
 	tuneGC() // as main does
 	for b.Loop() {
-		if _, err := computeInterference(lec, sim.LectureDemos(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
+		if _, err := computeInterference(lec, lecture.Defaults(sim.SLO{TTFT: 0.1, TPOT: 0.015})); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 func init() {
@@ -31,7 +32,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errCompareArgs
 	}
-	var labs []sim.LabSummary
+	var labs []lab.Summary
 	var benches []*sim.BenchRun
 	labFiles := 0
 	for _, p := range fs.Args() {
@@ -56,7 +57,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 			}
 			continue
 		}
-		m, err := sim.ReadMeasured(bytes.NewReader(data))
+		m, err := lab.Read(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -134,7 +135,7 @@ func readBenchFile(path string, data []byte) ([]*sim.BenchRun, error) {
 
 // benchLabSummary puts a run with chunk gaps in the lab's table: its gaps
 // give the ITL columns and its largest the worst gap (it has no injection).
-func benchLabSummary(b *sim.BenchRun) (sim.LabSummary, bool) {
+func benchLabSummary(b *sim.BenchRun) (lab.Summary, bool) {
 	var itl []float64
 	for _, r := range b.Requests {
 		if r.Error == "" {
@@ -142,9 +143,9 @@ func benchLabSummary(b *sim.BenchRun) (sim.LabSummary, bool) {
 		}
 	}
 	if len(itl) == 0 {
-		return sim.LabSummary{}, false
+		return lab.Summary{}, false
 	}
-	s := sim.LabSummary{Label: b.Label, TokensObserved: len(itl),
+	s := lab.Summary{Label: b.Label, TokensObserved: len(itl),
 		ITLP50: sim.Percentile(itl, 50), ITLP90: sim.Percentile(itl, 90), ITLP99: sim.Percentile(itl, 99), Wall: b.Duration}
 	s.ITLMax, s.WorstGap = itl[len(itl)-1], itl[len(itl)-1]
 	if b.Duration > 0 {

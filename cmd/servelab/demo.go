@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"servelab/sim"
+	"servelab/sim/lecture"
 	"servelab/sim/scenario"
 )
 
@@ -48,8 +49,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		// reuse their memory): collecting that costs a fifth of the demo.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
-	lec := sim.Lecture{Step: step, N: x.Requests, Prompt: x.Prompt, Output: x.Output, Seed: x.Seed}
-	res, err := computeInterference(lec, sim.LectureDemos(x.SLO))
+	lec := lecture.Lecture{Step: step, N: x.Requests, Prompt: x.Prompt, Output: x.Output, Seed: x.Seed}
+	res, err := computeInterference(lec, lecture.Defaults(x.SLO))
 	if err != nil {
 		return err
 	}
@@ -60,15 +61,15 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// computeInterference runs every demo (sim.Lecture.Interference, the same
+// computeInterference runs every demo (lecture.Lecture.Interference, the same
 // jobs the page runs one by one). The jobs are independent, so they go in
 // parallel here, one worker per CPU, each on its own memory; the results
 // are the same in any order. Demo 3's single instances go first and its split searches (which
 // need their goodputs) go ahead of the rest as soon as they can, so the
 // longest chain starts early.
-func computeInterference(lec sim.Lecture, d sim.Demos) (*sim.Interference, error) {
+func computeInterference(lec lecture.Lecture, d lecture.Demos) (*lecture.Interference, error) {
 	res, jobs := lec.Interference(d)
-	slices.SortStableFunc(jobs, func(a, b sim.LectureJob) int { return boolOrder(a.Demo != 3, b.Demo != 3) })
+	slices.SortStableFunc(jobs, func(a, b lecture.Job) int { return boolOrder(a.Demo != 3, b.Demo != 3) })
 	var (
 		mu      sync.Mutex
 		wake    = sync.NewCond(&mu)
@@ -134,7 +135,7 @@ func boolOrder(a, b bool) int {
 	return -1
 }
 
-func printInterference(w io.Writer, r *sim.Interference) {
+func printInterference(w io.Writer, r *lecture.Interference) {
 	c := r.Config
 	fmt.Fprintf(w, "The interference lecture, computed: %s on one %s, Poisson arrivals (seed %d), %d requests of %d prompt / %d output tokens.\n",
 		r.Model, r.GPU, c.Seed, c.Requests, c.Prompt, c.Output)
@@ -165,7 +166,7 @@ func printInterference(w io.Writer, r *sim.Interference) {
 		fmt.Sprintf("Colocated, P90 TPOT goes from %s at %g req/s to %s at %g req/s (%.1fx): more arrivals mean more prefill steps interrupting decode.",
 			ms(lo.ColocatedTPOT90), lo.Rate, ms(hi.ColocatedTPOT90), hi.Rate, hi.ColocatedTPOT90/lo.ColocatedTPOT90),
 		fmt.Sprintf("A decode-only GPU keeps P90 TPOT between %s and %s over the same rates: bigger batches share one weight read.",
-			ms(minOf(r.Demo2, func(d sim.Demo2Row) float64 { return d.DecodeTPOT90 })), ms(maxOf(r.Demo2, func(d sim.Demo2Row) float64 { return d.DecodeTPOT90 }))),
+			ms(minOf(r.Demo2, func(d lecture.Demo2Row) float64 { return d.DecodeTPOT90 })), ms(maxOf(r.Demo2, func(d lecture.Demo2Row) float64 { return d.DecodeTPOT90 }))),
 		fmt.Sprintf("A prefill-only GPU answers in %s at %g req/s; colocated TTFT is %s there because new prompts wait behind decode steps.",
 			ms(lo.PrefillTTFT90), lo.Rate, ms(lo.ColocatedTTFT90)))
 

@@ -23,6 +23,7 @@ import (
 	"servelab/hwspecs"
 	"servelab/modelspecs"
 	"servelab/sim"
+	"servelab/sim/calibrate"
 )
 
 func init() {
@@ -326,7 +327,7 @@ func printGrid(w io.Writer, head []string, rows [][]string) {
 }
 
 // fitProfile refits base's constants for each GPU with points, with the
-// calibration's fit (sim.Calibrate): each point is evidence whose
+// calibration's fit (calibrate.Fit): each point is evidence whose
 // prediction runs its command under a profile holding the candidate
 // constants. Constants the points do not pin keep the profile-wide values.
 func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string, only string, stdout io.Writer) error {
@@ -377,10 +378,10 @@ func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string,
 			}
 			return os.WriteFile(file, data, 0o644)
 		}
-		var evidence []sim.Evidence
+		var evidence []calibrate.Evidence
 		for _, pt := range byGPU[gname] {
 			pt := pt
-			evidence = append(evidence, sim.Evidence{Source: pt.ID, Names: []string{pt.Metric},
+			evidence = append(evidence, calibrate.Evidence{Source: pt.ID, Names: []string{pt.Metric},
 				Measured: []float64{pt.Published}, Noise: []float64{0.05},
 				Predict: func(s sim.StepModel) ([]float64, error) {
 					if err := candidate(s); err != nil {
@@ -390,7 +391,7 @@ func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string,
 					return []float64{v}, err
 				}})
 		}
-		cal, err := sim.Calibrate(start, free, evidence)
+		cal, err := calibrate.Fit(start, free, evidence)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
 	"servelab/sim"
+	labfile "servelab/sim/lab"
 )
 
 // python3 finds the interpreter the lab script needs; CI installs it (.ci/run).
@@ -118,10 +119,10 @@ func TestRunPyAgainstLabServer(t *testing.T) {
 		}
 		worst[l.label] = s.WorstGap
 		t.Logf("%s: run.py measured worst gap %.1f ms (+%.2f s), simulator predicts %.1f ms; long TTFT %.1f vs %.1f ms",
-			l.label, s.WorstGap*1e3, s.WorstGapOffset, pred.Summary.WorstGap*1e3, s.LongTTFT*1e3, pred.Summary.LongTTFT*1e3)
+			l.label, s.WorstGap*1e3, s.WorstGapOffset, labfile.Of(pred).WorstGap*1e3, s.LongTTFT*1e3, labfile.Of(pred).LongTTFT*1e3)
 		if l.policy == "prefill-first" {
-			if rel := math.Abs(s.WorstGap-pred.Summary.WorstGap) / pred.Summary.WorstGap; rel > 0.20 {
-				t.Errorf("prefill-first worst gap %.1f ms is %.0f%% off the simulator's %.1f ms", s.WorstGap*1e3, rel*100, pred.Summary.WorstGap*1e3)
+			if rel := math.Abs(s.WorstGap-labfile.Of(pred).WorstGap) / labfile.Of(pred).WorstGap; rel > 0.20 {
+				t.Errorf("prefill-first worst gap %.1f ms is %.0f%% off the simulator's %.1f ms", s.WorstGap*1e3, rel*100, labfile.Of(pred).WorstGap*1e3)
 			}
 		}
 	}
@@ -357,7 +358,7 @@ func TestCompareReadsVLLMBenchResults(t *testing.T) {
 	dir := t.TempDir()
 	v := filepath.Join(dir, "vllm-run.json")
 	os.WriteFile(v, []byte(`{"backend":"vllm","duration":2,"completed":2,"itls":[[0.010,0.012],[0.011,0.900]],"errors":["",""]}`), 0o644)
-	m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.SummariseLab(sim.LabRun{Label: "mine", Arrivals: []sim.Arrival{{T: 1, Gap: 0.01}, {T: 2, Gap: 0.09}}, Inject: 1.5, Wall: 2})}
+	m := &labfile.Measured{Config: labfile.DefaultConfig(), Summary: labfile.Summarise(labfile.Run{Label: "mine", Arrivals: []labfile.Arrival{{T: 1, Gap: 0.01}, {T: 2, Gap: 0.09}}, Inject: 1.5, Wall: 2})}
 	mine := filepath.Join(dir, "mine.json")
 	if err := labclient.SaveMeasured(mine, m); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"servelab/cmd/internal/labclient"
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 func init() {
@@ -21,7 +21,7 @@ func init() {
 
 func runMeasure(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("measure", "[--port 8000 | --base-url URL] [--label L] [--json PATH] ...  (run.py's flags)", stderr)
-	d := sim.DefaultLabConfig()
+	d := lab.DefaultConfig()
 	c := &d
 	base := fs.String("base-url", "", "server root (default: http://<--host>:<--port>)")
 	fs.StringVar(&c.Host, "host", c.Host, "server host")
@@ -58,7 +58,7 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 		c.BaseURL = "http://" + hostPort(c.Host, c.Port)
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	o := labclient.Options{LabConfig: *c, APIKey: os.Getenv(apiKeyEnv), StreamUsage: !*noUsage, RawFrames: !*noFrames, Log: stdout}
+	o := labclient.Options{Config: *c, APIKey: os.Getenv(apiKeyEnv), StreamUsage: !*noUsage, RawFrames: !*noFrames, Log: stdout}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -128,13 +128,13 @@ func hostPort(host string, port int) string {
 }
 
 // readMeasuredFile reads a measured-JSON file written by run.py or servelab.
-func readMeasuredFile(path string) (*sim.Measured, error) {
+func readMeasuredFile(path string) (*lab.Measured, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := sim.ReadMeasured(f)
+	m, err := lab.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

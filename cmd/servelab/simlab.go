@@ -8,6 +8,7 @@ import (
 
 	"servelab/cmd/internal/labclient"
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/scenario"
 )
 
@@ -38,7 +39,7 @@ func runLabSim(f *labFlags, ef *expFlags, step sim.StepModel, asJSON bool, stdou
 		if err != nil {
 			return fmt.Errorf("--like: %w", err)
 		}
-		m, err := sim.ReadMeasured(file)
+		m, err := lab.Read(file)
 		file.Close()
 		if err != nil {
 			return fmt.Errorf("--like %s: %w", f.like, err)
@@ -56,17 +57,17 @@ func runLabSim(f *labFlags, ef *expFlags, step sim.StepModel, asJSON bool, stdou
 	if err != nil {
 		return err
 	}
-	s := out.Summary
+	s := lab.Of(out)
 	s.Label = f.label
 	if s.Label == "" {
 		s.Label = "sim-" + cfg.Policy.Name()
 	}
 	s.BaseURL = "sim://" + step.Model.Name + "@" + step.GPU.Name
 	if f.save != "" {
-		c := sim.DefaultLabConfig()
+		c := lab.DefaultConfig()
 		c.BaseURL, c.Model, c.Label = s.BaseURL, step.Model.Name, s.Label
 		c.LabWorkload, c.Warmup, c.JSON = w, 0, f.save
-		m := &sim.Measured{Config: c, Summary: s, Gaps: sim.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
+		m := &lab.Measured{Config: c, Summary: s, Gaps: lab.GapsFrom(out.Run.Arrivals, out.Run.Inject)}
 		if err := labclient.SaveMeasured(f.save, m); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 
 	"github.com/chromedp/chromedp"
 )
@@ -19,7 +20,7 @@ import (
 // the file is that large, as a very long measurement would be.
 func bigLabFile(t *testing.T, mb int) (string, int) {
 	t.Helper()
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 6, 2, 8000
 	st, _ := sim.DefaultStepModel()
 	pol, _ := sim.NewPolicy("prefill-first", 0)
@@ -27,7 +28,7 @@ func bigLabFile(t *testing.T, mb int) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gaps := sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)
+	gaps := lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)
 	p := filepath.Join(t.TempDir(), "big-lab.json")
 	f, err := os.Create(p)
 	if err != nil {
@@ -35,7 +36,7 @@ func bigLabFile(t *testing.T, mb int) (string, int) {
 	}
 	w := bufio.NewWriter(f)
 	cfg, _ := json.Marshal(c)
-	sum, _ := json.Marshal(lo.Summary)
+	sum, _ := json.Marshal(lab.Of(lo))
 	fmt.Fprintf(w, "{\n  \"config\": %s,\n  \"summary\": %s,\n  \"gaps\": [\n", cfg, sum)
 	n, size := 0, 0
 	for rep := 0; size < mb<<20; rep++ {

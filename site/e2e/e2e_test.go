@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/site"
 )
 
@@ -294,7 +295,7 @@ func TestAbsurdURLValuesAreClamped(t *testing.T) {
 // labJSON writes a measured file as `servelab measure` would, from a small simulated lab run.
 func labJSON(t *testing.T) string {
 	t.Helper()
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 6, 2, 8000
 	st, err := sim.DefaultStepModel()
 	if err != nil {
@@ -305,9 +306,9 @@ func labJSON(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}
+	m := &lab.Measured{Config: c, Summary: lab.Of(lo), Gaps: lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}
 	var b bytes.Buffer
-	if err := sim.WriteMeasured(&b, m); err != nil {
+	if err := lab.Write(&b, m); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "lab.json")

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 
 	"github.com/chromedp/chromedp"
 )
@@ -20,7 +20,7 @@ func TestProfilePanelsAtEverySize(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
 	ctx := browser(t)
 	base := serve(t)
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 8, 2, 8000
 	lab := labFile(t, c)
 	guide, _ := filepath.Abs(filepath.Join("..", "..", "sim", "testdata", "bench", "guidellm.json"))

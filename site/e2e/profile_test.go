@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 
 	"github.com/chromedp/chromedp"
 )
@@ -92,7 +93,7 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 // labFile writes a lab JSON measured on a "server" whose constants are the
 // issue's (eff_compute 0.45, eff_mem 0.7, 3 ms a step): the closed loop
 // simulated with them, as labserver --ideal would run it.
-func labFile(t *testing.T, c sim.LabConfig) string {
+func labFile(t *testing.T, c lab.Config) string {
 	t.Helper()
 	st, _ := sim.DefaultStepModel()
 	st.EffCompute, st.EffMem, st.Overhead = 0.45, 0.7, 0.003
@@ -105,9 +106,9 @@ func labFile(t *testing.T, c sim.LabConfig) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}
+	m := &lab.Measured{Config: c, Summary: lab.Of(lo), Gaps: lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}
 	var b bytes.Buffer
-	if err := sim.WriteMeasured(&b, m); err != nil {
+	if err := lab.Write(&b, m); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "slowlab.json")
@@ -137,7 +138,7 @@ func lateStats(t *testing.T, ctx context.Context) (worst, p99 float64, n int) {
 func TestCalibrateFromLabUpload(t *testing.T) {
 	ctx := browser(t)
 	open(t, ctx, serve(t))
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 20, 5, 16000
 	f := labFile(t, c)
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{f})); err != nil {

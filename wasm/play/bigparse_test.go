@@ -13,12 +13,13 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // The sliced reader gives exactly what the whole-file reader gives, for a
 // lab file and for every other kind it hands on; a yield error stops it.
 func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 4, 6, 2, 4000
 	st, _ := sim.DefaultStepModel()
 	pol, _ := sim.NewPolicy("prefill-first", 0)
@@ -26,11 +27,11 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lab bytes.Buffer
-	if err := sim.WriteMeasured(&lab, &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}); err != nil {
+	var labJSON bytes.Buffer
+	if err := lab.Write(&labJSON, &lab.Measured{Config: c, Summary: lab.Of(lo), Gaps: lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"lab.json": lab.Bytes(), "bom.json": append([]byte("\xef\xbb\xbf"), lab.Bytes()...)}
+	files := map[string][]byte{"lab.json": labJSON.Bytes(), "bom.json": append([]byte("\xef\xbb\xbf"), labJSON.Bytes()...)}
 	dir := filepath.Join("..", "..", "sim", "testdata", "bench")
 	for _, f := range []string{"vllm.json", "sglang.jsonl", "guidellm.json", "guidellm_v02.json", "aiperf/profile_export.jsonl",
 		"aiperf/profile_export_raw.jsonl", "aiperf/profile_export_aiperf.json", "genai-perf/profile_export.json",
@@ -74,7 +75,7 @@ func TestParseMeasuredSlicedMatchesWhole(t *testing.T) {
 			}
 		}
 	}
-	bad := bytes.Replace(lab.Bytes(), []byte(`"gap": `), []byte(`"gap": -`), 1)
+	bad := bytes.Replace(labJSON.Bytes(), []byte(`"gap": `), []byte(`"gap": -`), 1)
 	if _, err := ParseMeasuredSliced("bad.json", bad, func(float64) error { return nil }); err == nil {
 		t.Errorf("a negative gap was accepted")
 	}

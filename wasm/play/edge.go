@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // SSELine is one data line of an event stream and the time of the read
@@ -122,7 +123,7 @@ type StreamTiming struct {
 	Start          float64 // when the request was sent
 	parser         SSEParser
 	last           float64
-	sim.TokenCount // Usage: the server sent usage; Bundled: some frame carried several tokens
+	lab.TokenCount // Usage: the server sent usage; Bundled: some frame carried several tokens
 	Chunks         int
 	Tokens         int
 	Done           bool // [DONE] seen
@@ -196,7 +197,7 @@ type Launch struct {
 // it ends until Duration, and LongCount long prompts at InjectAfter. Times
 // are seconds on any one clock (the page uses performance.now()/1000).
 type Loop struct {
-	Cfg      sim.LabConfig
+	Cfg      lab.Config
 	shortP   []string
 	longP    string
 	t0       float64 // load start; 0 until warmup is over
@@ -210,11 +211,11 @@ type Loop struct {
 	inFlight map[int]*loopReq
 	failRun  int // consecutive failed short requests
 
-	arrivals []sim.Arrival
-	frames   []sim.Frame
+	arrivals []lab.Arrival
+	frames   []lab.Frame
 	reqs     []loopReq
-	long     []sim.StreamResult
-	short    []sim.StreamResult
+	long     []lab.StreamResult
+	short    []lab.StreamResult
 	end      float64
 }
 
@@ -225,7 +226,7 @@ type loopReq struct {
 	max    int
 	timing StreamTiming
 	ttft   float64
-	res    sim.StreamResult
+	res    lab.StreamResult
 }
 
 // Interrupted is the error text of a request the caller aborted after Stop.
@@ -236,7 +237,7 @@ const Interrupted = "interrupted"
 const maxFailRun = 5
 
 // NewLoop checks the workload and makes the prompts.
-func NewLoop(cfg sim.LabConfig) (*Loop, error) {
+func NewLoop(cfg lab.Config) (*Loop, error) {
 	w := cfg.LabWorkload
 	switch {
 	case w.ShortConcurrency < 1 || w.ShortInputLen < 1 || w.ShortOutputLen < 1 || w.LongInputLen < 1 || w.LongOutputLen < 1 || w.LongCount < 0 || cfg.Warmup < 0:
@@ -248,7 +249,7 @@ func NewLoop(cfg sim.LabConfig) (*Loop, error) {
 		return nil, fmt.Errorf("no model: the lab server's /v1/models named none")
 	}
 	l := &Loop{Cfg: cfg, warmLeft: cfg.Warmup, inFlight: map[int]*loopReq{}}
-	l.shortP, l.longP = sim.LabPrompts(cfg.Seed, w.ShortInputLen, w.LongInputLen)
+	l.shortP, l.longP = lab.LabPrompts(cfg.Seed, w.ShortInputLen, w.LongInputLen)
 	return l, nil
 }
 
@@ -346,9 +347,9 @@ func (l *Loop) file(r *loopReq, fs []TokenFrame) []TokenFrame {
 		f.T -= l.t0
 		f.Stream, f.Long = r.id, r.long
 		if !f.First && !r.long {
-			l.arrivals = append(l.arrivals, sim.Arrival{T: f.T, Gap: f.Gap})
+			l.arrivals = append(l.arrivals, lab.Arrival{T: f.T, Gap: f.Gap})
 		}
-		l.frames = append(l.frames, sim.Frame{Stream: r.id, Long: r.long, TRelInject: f.T, Gap: f.Gap, Tokens: f.Tokens})
+		l.frames = append(l.frames, lab.Frame{Stream: r.id, Long: r.long, TRelInject: f.T, Gap: f.Gap, Tokens: f.Tokens})
 	}
 	return fs
 }
@@ -368,7 +369,7 @@ func (l *Loop) End(id int, now float64, status int, errText string) ([]TokenFram
 		fs = l.file(r, r.timing.End(now))
 	}
 	t := &r.timing
-	res := sim.StreamResult{TTFT: r.ttft, Latency: now - t.Start, Chunks: t.Chunks, Tokens: t.OutputTokens()}
+	res := lab.StreamResult{TTFT: r.ttft, Latency: now - t.Start, Chunks: t.Chunks, Tokens: t.OutputTokens()}
 	switch {
 	case errText != "":
 		res.Error = errText
@@ -443,19 +444,19 @@ func (l *Loop) Done() bool {
 // Frames is the number of token frames of the timed run so far.
 func (l *Loop) Frames() int { return len(l.frames) }
 
-// Result is the run as a lab JSON: run.py's config, summary (sim.SummariseLab,
+// Result is the run as a lab JSON: run.py's config, summary (lab.Summarise,
 // the script's own analysis) and gaps, with servelab's frames, requests and
 // warnings.
-func (l *Loop) Result() *sim.Measured {
+func (l *Loop) Result() *lab.Measured {
 	inject := l.inject
 	if !l.injected {
 		inject = l.end - l.t0
 	}
 	wall := l.end - l.t0
-	run := sim.LabRun{Label: l.Cfg.Label, BaseURL: l.Cfg.BaseURL, ShortConcurrency: l.Cfg.ShortConcurrency,
+	run := lab.Run{Label: l.Cfg.Label, BaseURL: l.Cfg.BaseURL, ShortConcurrency: l.Cfg.ShortConcurrency,
 		LongInputLen: l.Cfg.LongInputLen, Inject: inject, Arrivals: l.arrivals, Long: l.long, Short: l.short, Wall: wall}
-	m := &sim.Measured{Config: l.Cfg, Summary: sim.SummariseLab(run), Gaps: sim.GapsFrom(l.arrivals, inject)}
-	x := &sim.Extra{Interrupted: l.stopped != ""}
+	m := &lab.Measured{Config: l.Cfg, Summary: lab.Summarise(run), Gaps: lab.GapsFrom(l.arrivals, inject)}
+	x := &lab.Extra{Interrupted: l.stopped != ""}
 	reqs := slices.Clone(l.reqs)
 	slices.SortFunc(reqs, func(a, b loopReq) int { return a.id - b.id })
 	fewer, okN, bundled, noUsage, malformed := 0, 0, 0, 0, 0
@@ -498,7 +499,7 @@ func (l *Loop) Result() *sim.Measured {
 		x.Warnings = append(x.Warnings, fmt.Sprintf("%d data lines were not JSON and were skipped", malformed))
 	}
 	frames := slices.Clone(l.frames)
-	slices.SortStableFunc(frames, func(a, b sim.Frame) int {
+	slices.SortStableFunc(frames, func(a, b lab.Frame) int {
 		if a.TRelInject != b.TRelInject {
 			if a.TRelInject < b.TRelInject {
 				return -1

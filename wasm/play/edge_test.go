@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 func TestSSEParserSplitsAndStamps(t *testing.T) {
@@ -103,7 +103,7 @@ type pending struct {
 	started bool
 }
 
-func runLoop(t *testing.T, l *Loop, srv fakeServer, status func(id int) int) *sim.Measured {
+func runLoop(t *testing.T, l *Loop, srv fakeServer, status func(id int) int) *lab.Measured {
 	t.Helper()
 	now := 100.0
 	var inflight []*pending
@@ -177,8 +177,8 @@ func runLoop(t *testing.T, l *Loop, srv fakeServer, status func(id int) int) *si
 	return l.Result()
 }
 
-func testLoopConfig() sim.LabConfig {
-	c := sim.DefaultLabConfig()
+func testLoopConfig() lab.Config {
+	c := lab.DefaultConfig()
 	c.Model, c.Label, c.Warmup = "m", "edge-test", 1
 	c.ShortConcurrency, c.ShortInputLen, c.ShortOutputLen = 3, 8, 10
 	c.LongInputLen, c.LongOutputLen, c.LongCount = 50, 2, 1
@@ -205,11 +205,11 @@ func TestLoopClosedLoopAndSummary(t *testing.T) {
 	if math.Abs(s.ITLQuietP50-0.02) > 1e-9 {
 		t.Errorf("quiet p50 %g, want the 20 ms tick", s.ITLQuietP50)
 	}
-	// The summary is sim.SummariseLab of the gaps: recompute from the file.
-	again := sim.SummariseLab(sim.LabRun{Label: s.Label, BaseURL: s.BaseURL, ShortConcurrency: 3, LongInputLen: 50,
-		Arrivals: m.Arrivals(), Long: []sim.StreamResult{{OK: true, TTFT: s.LongTTFT}}, Short: m.Extra.Requests[:0], Wall: s.Wall})
+	// The summary is lab.Summarise of the gaps: recompute from the file.
+	again := lab.Summarise(lab.Run{Label: s.Label, BaseURL: s.BaseURL, ShortConcurrency: 3, LongInputLen: 50,
+		Arrivals: m.Arrivals(), Long: []lab.StreamResult{{OK: true, TTFT: s.LongTTFT}}, Short: m.Extra.Requests[:0], Wall: s.Wall})
 	if again.WorstGap != s.WorstGap || again.ITLP99 != s.ITLP99 || again.TokensObserved != s.TokensObserved {
-		t.Errorf("summary %+v differs from SummariseLab of its gaps %+v", s, again)
+		t.Errorf("summary %+v differs from lab.Summarise of its gaps %+v", s, again)
 	}
 	// Each completed short request gives 9 gaps (its first token is none).
 	if s.TokensObserved != 9*s.ShortCompleted {
@@ -270,7 +270,7 @@ func TestEdgeWorkloadFitsLimits(t *testing.T) {
 		t.Errorf("workload %+v, notes %q", w, notes)
 	}
 	// The body the loop sends for that long prompt fits the limit.
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.LabWorkload, c.Model = w, "some-model-name"
 	l, err := NewLoop(c)
 	if err != nil {

@@ -11,15 +11,16 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // labFileWith is a lab JSON that reads, with old replaced by new.
 func labFileWith(t *testing.T, old, new string) string {
 	t.Helper()
-	s := sim.LabSummary{Label: "run", BaseURL: "http://localhost:8000", ShortConcurrency: 2, LongInputLen: 4000,
+	s := lab.Summary{Label: "run", BaseURL: "http://localhost:8000", ShortConcurrency: 2, LongInputLen: 4000,
 		TokensObserved: 3, ITLP50: 0.01, ITLP90: 0.02, ITLP99: 0.3, ITLMax: 0.3, WorstGap: 0.3, Wall: 1}
 	var b bytes.Buffer
-	if err := sim.WriteMeasured(&b, &sim.Measured{Config: sim.DefaultLabConfig(), Summary: s,
+	if err := lab.Write(&b, &lab.Measured{Config: lab.DefaultConfig(), Summary: s,
 		Gaps: []sim.Gap{{TRelInject: -0.1, Gap: 0.01}, {TRelInject: 0.2, Gap: 0.3}}}); err != nil {
 		t.Fatal(err)
 	}

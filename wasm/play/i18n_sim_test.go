@@ -12,6 +12,7 @@ import (
 
 	"servelab/hwspecs"
 	"servelab/sim"
+	"servelab/sim/calibrate"
 )
 
 func hasHan(s string) bool {
@@ -106,7 +107,7 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := sim.BenchEvidence(v, "vllm.json")
+	ev, err := calibrate.BenchEvidence(v, "vllm.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal, err := sim.Calibrate(step, nil, []sim.Evidence{ev})
+	cal, err := calibrate.Fit(step, nil, []calibrate.Evidence{ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +136,16 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 
 	// Every key sim's sources give a note, found in the sources themselves,
 	// so a note no sample triggers is covered too.
-	keyed := regexp.MustCompile(`\b(?:say|b\.note|b\.cannot|refuse|errorf)\("([a-z0-9.]+)"`)
+	keyed := regexp.MustCompile(`\b(?:say|Say|b\.note|b\.cannot|refuse|Refuse|errorf)\("([a-z0-9.]+)"`)
 	files, err := filepath.Glob(filepath.Join("..", "..", "sim", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	sub, err := filepath.Glob(filepath.Join("..", "..", "sim", "*", "*.go")) // sim's packages: results, lab, calibrate, lecture
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, sub...)
 	files = append(files, "measured.go") // the page's own keyed errors
 	found := 0
 	for _, f := range files {
@@ -219,7 +225,7 @@ func TestProfileTextsAreInTheCatalogues(t *testing.T) {
 			t.Errorf("constant %s: no Chinese meaning, or the English is not sim's %q", c.Name, c.Meaning)
 		}
 	}
-	for _, n := range []sim.Note{sim.CalibratedSource("my lab (1).json", 0.074), sim.CalibratedNote("run.json", []string{"eff_mem", "overhead"}, "vllm")} {
+	for _, n := range []sim.Note{calibrate.SourceNote("my lab (1).json", 0.074), calibrate.GPUNote("run.json", []string{"eff_mem", "overhead"}, "vllm")} {
 		checkSaid(t, "calibrated profile", n)
 		zh := ProfileText("zh", n.Text)
 		if zh != Say("zh", n) {

@@ -8,12 +8,13 @@ import (
 	"strconv"
 
 	"servelab/sim"
+	"servelab/sim/lecture"
 	"servelab/sim/scenario"
 )
 
 // Chapter is one chapter of the lecture mode, as data: its texts are the
 // catalogue keys "ch.ID.*" (title, question, fixed, moves, narrative,
-// predict, o1..oN, reveal), its table is demo Demo of sim.Lecture (0: the
+// predict, o1..oN, reveal), its table is demo Demo of lecture.Lecture (0: the
 // lab's two runs), its figure is Layout.
 type Chapter struct {
 	ID      string   // demo1..demo4, lab: the URL's ?chapter=
@@ -48,16 +49,16 @@ func ChapterByID(id string) (Chapter, int, bool) {
 // GPU and assumptions, the Poisson workload (requests, prompt, output,
 // seed), demo 1's batch and context, demo 3's SLOs and demo 4's rate.
 // `servelab demo interference` with the same flags computes the same tables.
-func LectureOf(s State) (sim.Lecture, sim.Demos, error) {
+func LectureOf(s State) (lecture.Lecture, lecture.Demos, error) {
 	step, err := stepModel(s)
 	if err != nil {
-		return sim.Lecture{}, sim.Demos{}, err
+		return lecture.Lecture{}, lecture.Demos{}, err
 	}
-	l := sim.Lecture{Step: step, N: s.Requests, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
+	l := lecture.Lecture{Step: step, N: s.Requests, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
 	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
-		return sim.Lecture{}, sim.Demos{}, err
+		return lecture.Lecture{}, lecture.Demos{}, err
 	}
-	d := sim.LectureDemos(slo(s))
+	d := lecture.Defaults(slo(s))
 	d.Batch, d.Context, d.Rate4 = s.Probe.Batch, s.Probe.Context, s.Rate
 	return l, d, nil
 }
@@ -75,7 +76,7 @@ func LectureKey(s State) string {
 // RunLecture computes every demo for s, one job after another (the page's
 // chapters run the same jobs a few per frame). With a cache, jobs whose
 // inputs it has seen are not run again; nil runs every job.
-func RunLecture(s State, c *LectureCache) (*sim.Interference, error) {
+func RunLecture(s State, c *LectureCache) (*lecture.Interference, error) {
 	l, d, err := LectureOf(s)
 	if err != nil {
 		return nil, err
@@ -119,14 +120,14 @@ const (
 // jobKey is everything a lecture job reads: its Lecture (the step model
 // with every constant, the workload) and its own inputs.
 type jobKey struct {
-	L sim.Lecture
-	K sim.LectureJobKey
+	L lecture.Lecture
+	K lecture.JobKey
 }
 
 // RunJob fills j's slot from the cache when the same job ran before, else
 // runs it and keeps its result; it reports whether the cache answered.
 // A nil cache only runs the job; a failed job is not kept.
-func (c *LectureCache) RunJob(l sim.Lecture, j sim.LectureJob) (bool, error) {
+func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
 	if c == nil || j.Key.Kind == "" {
 		return false, j.Run(&lectureMemory)
 	}
@@ -157,7 +158,7 @@ func (c *LectureCache) RunJob(l sim.Lecture, j sim.LectureJob) (bool, error) {
 }
 
 // Has reports whether the cache holds j's result (RunJob would not run it).
-func (c *LectureCache) Has(l sim.Lecture, j sim.LectureJob) bool {
+func (c *LectureCache) Has(l lecture.Lecture, j lecture.Job) bool {
 	if c == nil || j.Key.Kind == "" {
 		return false
 	}
@@ -168,9 +169,9 @@ func (c *LectureCache) Has(l sim.Lecture, j sim.LectureJob) bool {
 // slotValue is a copy of what a job's slot holds.
 func slotValue(out any) (any, bool) {
 	switch p := out.(type) {
-	case *sim.Demo2Row:
+	case *lecture.Demo2Row:
 		return *p, true
-	case *sim.Demo4Row:
+	case *lecture.Demo4Row:
 		return *p, true
 	case *sim.Split:
 		return *p, true
@@ -183,10 +184,10 @@ func slotValue(out any) (any, bool) {
 // setSlot writes a kept value into a job's slot.
 func setSlot(out, v any) bool {
 	switch p := out.(type) {
-	case *sim.Demo2Row:
-		*p = v.(sim.Demo2Row)
-	case *sim.Demo4Row:
-		*p = v.(sim.Demo4Row)
+	case *lecture.Demo2Row:
+		*p = v.(lecture.Demo2Row)
+	case *lecture.Demo4Row:
+		*p = v.(lecture.Demo4Row)
 	case *sim.Split:
 		*p = v.(sim.Split)
 	case *float64:
@@ -329,7 +330,7 @@ func (c *LectureCache) Holds(r *SimRun) bool {
 // the student's settings: the option that is right (1-based) and the
 // numbers that say so (for the "ch.ID.reveal" text). The lab's runs come
 // through c when it holds them (nil: all simulated).
-func Reveal(ch Chapter, s State, res *sim.Interference, c *LectureCache) (int, map[string]string, error) {
+func Reveal(ch Chapter, s State, res *lecture.Interference, c *LectureCache) (int, map[string]string, error) {
 	l, d, err := LectureOf(s)
 	if err != nil {
 		return 0, nil, err
@@ -414,7 +415,7 @@ func Reveal(ch Chapter, s State, res *sim.Interference, c *LectureCache) (int, m
 	return 0, nil, fmt.Errorf("chapter %q has no question", ch.ID)
 }
 
-func minTPOT(res *sim.Interference) float64 {
+func minTPOT(res *lecture.Interference) float64 {
 	m := math.Inf(1)
 	for _, r := range res.Demo2 {
 		m = math.Min(m, r.DecodeTPOT90)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lecture"
 )
 
 // chapterState is the state a chapter opens with.
@@ -112,23 +113,23 @@ func TestLectureCacheEqualsFresh(t *testing.T) {
 func TestLectureCacheIsBounded(t *testing.T) {
 	c := &LectureCache{}
 	runs := 0
-	job := func(i int) sim.LectureJob {
+	job := func(i int) lecture.Job {
 		var out float64
-		return sim.LectureJob{Demo: 2, Key: sim.LectureJobKey{Kind: "test", Rate: float64(i)}, Out: &out,
+		return lecture.Job{Demo: 2, Key: lecture.JobKey{Kind: "test", Rate: float64(i)}, Out: &out,
 			Run: func(*sim.Scratch) error { runs++; out = float64(i); return nil }}
 	}
 	for i := 0; i < maxCachedJobs+100; i++ {
-		c.RunJob(sim.Lecture{}, job(i))
+		c.RunJob(lecture.Lecture{}, job(i))
 	}
 	if len(c.jobs) != maxCachedJobs || len(c.order) != maxCachedJobs {
 		t.Fatalf("the cache holds %d results (%d in order), want at most %d", len(c.jobs), len(c.order), maxCachedJobs)
 	}
 	runs = 0
 	newest, oldest := job(maxCachedJobs+99), job(0)
-	if hit, _ := c.RunJob(sim.Lecture{}, newest); !hit || runs != 0 || *newest.Out.(*float64) != float64(maxCachedJobs+99) {
+	if hit, _ := c.RunJob(lecture.Lecture{}, newest); !hit || runs != 0 || *newest.Out.(*float64) != float64(maxCachedJobs+99) {
 		t.Errorf("the newest result was not kept (hit %v, runs %d)", hit, runs)
 	}
-	if hit, _ := c.RunJob(sim.Lecture{}, oldest); hit || runs != 1 {
+	if hit, _ := c.RunJob(lecture.Lecture{}, oldest); hit || runs != 1 {
 		t.Errorf("the oldest result was kept past the bound (hit %v, runs %d)", hit, runs)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/scenario"
 )
 
@@ -22,8 +23,8 @@ type Overlay struct {
 	Kind    string // "lab", or the tool: "vllm", "guidellm", "aiperf", "genai-perf", "sglang", "llmperf"
 	Gaps    []sim.Gap
 	Origin  float64 // simulated time of the measured run's injection (gap times are relative to it; a tool's run starts at it)
-	Lab     *sim.LabSummary
-	Config  *sim.LabConfig
+	Lab     *lab.Summary
+	Config  *lab.Config
 	VLLM    *sim.VLLMBench // Kind "vllm" only
 	Bench   *sim.BenchRun  // every tool's run, vLLM's included
 	VLLMFig [3][3]float64  // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
@@ -91,7 +92,7 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	var probe map[string]json.RawMessage
 	perr := json.Unmarshal(data, &probe)
 	if _, ok := probe["summary"]; perr == nil && ok {
-		m, err := sim.ReadMeasured(bytes.NewReader(data))
+		m, err := lab.Read(bytes.NewReader(data))
 		if err != nil {
 			return nil, errorf("meas.lab", name, err)
 		}
@@ -186,7 +187,7 @@ func (o *Overlay) ApplyConfig(s *State) []string {
 		if !OneGPUColocated(s.Policy) {
 			s.Policy = scenario.Chunked
 		}
-		c := sim.DefaultLabConfig()
+		c := lab.DefaultConfig()
 		if o.Config != nil {
 			c = *o.Config
 		}

@@ -11,11 +11,12 @@ import (
 	"testing"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 func labFile(t *testing.T) []byte {
 	t.Helper()
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 4, 4, 1, 4000
 	s, _ := ParseQuery("")
 	step, _ := stepModel(s)
@@ -25,7 +26,7 @@ func labFile(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := sim.WriteMeasured(&b, &sim.Measured{Config: c, Summary: lo.Summary, Gaps: sim.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}); err != nil {
+	if err := lab.Write(&b, &lab.Measured{Config: c, Summary: lab.Of(lo), Gaps: lab.GapsFrom(lo.Run.Arrivals, c.InjectAfter)}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"servelab/sim"
+	"servelab/sim/lab"
+	"servelab/sim/lecture"
 	"servelab/sim/scenario"
 )
 
@@ -45,7 +47,7 @@ type SimRun struct {
 	End       float64
 	Inject    float64 // lab: when the long prompt arrives (else -1)
 	LongIDs   map[int]bool
-	Lab       *sim.LabSummary
+	Lab       *lab.Summary
 	SimMs     float64
 	// KVCapacity is each GPU's KV cache in blocks of BlockSize tokens (0: the
 	// ideal engine, no limit); Preemptions and Rejected count over the run.
@@ -162,7 +164,7 @@ func start(s State, tokens bool) (*Job, error) {
 					r.LongIDs[res.ID] = true
 				}
 			}
-			sum := lo.Summary
+			sum := lab.Of(lo)
 			r.Lab = &sum
 		}
 	default:
@@ -429,7 +431,7 @@ type buffers struct {
 	offs     []int
 	itl      []GapAt
 	gaps     []sim.GapCount
-	arrivals []sim.Arrival // the lab's
+	arrivals []lab.Arrival // the lab's
 	// mem is the engine's own memory (sequences, queues, the results):
 	// the run's results live in it until the run is recycled.
 	mem *sim.Scratch
@@ -660,7 +662,7 @@ func (r *SimRun) Figures() Figures {
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
-func runSLO(s State) sim.SLO { return sim.Demo3SLO(s.Policy, slo(s)) }
+func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, slo(s)) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).

@@ -84,7 +84,7 @@ import (
 	"time"
 
 	"servelab/cmd/internal/labclient"
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // Lab is a lab server measurements may target.
@@ -253,15 +253,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		running = s.active.id
 	}
 	s.mu.Unlock()
-	d := sim.DefaultLabConfig()
+	d := lab.DefaultConfig()
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "mode": "companion", "labs": s.cfg.Labs,
 		"default_lab": s.cfg.Labs[0].Name, "running": running, "limits": s.cfg.Limits,
-		"defaults": measureRequest{LabConfig: d, Lab: s.cfg.Labs[0].Name}.public()})
+		"defaults": measureRequest{Config: d, Lab: s.cfg.Labs[0].Name}.public()})
 }
 
 // measureRequest is POST /api/measure's body: run.py's flags plus the lab's name.
 type measureRequest struct {
-	sim.LabConfig
+	lab.Config
 	Lab string `json:"lab"`
 }
 
@@ -295,7 +295,7 @@ func (s *Server) parseMeasure(r *http.Request) (labclient.Options, Lab, *request
 	if err := dec.Decode(&raw); err != nil || raw == nil {
 		return bad(http.StatusBadRequest, "invalid_json", "the body must be a JSON object of run.py's flags")
 	}
-	req := measureRequest{LabConfig: sim.DefaultLabConfig()}
+	req := measureRequest{Config: lab.DefaultConfig()}
 	known := map[string]bool{"lab": true}
 	for _, k := range strings.Split("base_url host port api model label short_concurrency short_input_len short_output_len long_input_len long_output_len long_count duration inject_after warmup ignore_eos timeout json seed", " ") {
 		known[k] = true
@@ -350,7 +350,7 @@ func (s *Server) parseMeasure(r *http.Request) (labclient.Options, Lab, *request
 	if lab == nil {
 		lab = &s.cfg.Labs[0]
 	}
-	c := req.LabConfig
+	c := req.Config
 	c.BaseURL = strings.TrimRight(lab.BaseURL, "/")
 	if u, err := url.Parse(c.BaseURL); err == nil {
 		c.Host = u.Hostname()
@@ -374,7 +374,7 @@ func (s *Server) parseMeasure(r *http.Request) (labclient.Options, Lab, *request
 			return bad(http.StatusBadRequest, "limit_exceeded", "%s: %g is over this companion's limit of %g", f.name, f.v, f.max)
 		}
 	}
-	o := labclient.Options{LabConfig: c, APIKey: lab.APIKey, StreamUsage: true, RawFrames: true}
+	o := labclient.Options{Config: c, APIKey: lab.APIKey, StreamUsage: true, RawFrames: true}
 	if err := o.Validate(); err != nil {
 		msg := strings.NewReplacer("--", "", "-", "_").Replace(err.Error())
 		return bad(http.StatusBadRequest, "invalid_request", "%s", msg)
@@ -511,13 +511,13 @@ func (s *Server) logf(format string, a ...any) {
 
 // runInfo is one entry of GET /api/runs.
 type runInfo struct {
-	ID      string          `json:"id"`
-	Label   string          `json:"label"`
-	Lab     string          `json:"lab,omitempty"`
-	State   string          `json:"state"`
-	Started time.Time       `json:"started"`
-	Error   string          `json:"error,omitempty"`
-	Summary *sim.LabSummary `json:"summary,omitempty"`
+	ID      string       `json:"id"`
+	Label   string       `json:"label"`
+	Lab     string       `json:"lab,omitempty"`
+	State   string       `json:"state"`
+	Started time.Time    `json:"started"`
+	Error   string       `json:"error,omitempty"`
+	Summary *lab.Summary `json:"summary,omitempty"`
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -586,13 +586,13 @@ func readSavedInfo(path, id string) runInfo {
 	return info
 }
 
-func readMeasuredFile(path string) (*sim.Measured, error) {
+func readMeasuredFile(path string) (*lab.Measured, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return sim.ReadMeasured(f)
+	return lab.Read(f)
 }
 
 // lookup finds a run by id: in memory, or saved by an earlier session.
@@ -634,7 +634,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		_ = sim.WriteMeasured(w, m)
+		_ = lab.Write(w, m)
 		return
 	}
 	m, err := readMeasuredFile(filepath.Join(s.cfg.RunsDir, id+".json"))
@@ -643,7 +643,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = sim.WriteMeasured(w, m)
+	_ = lab.Write(w, m)
 }
 
 func (s *Server) stop(w http.ResponseWriter, r *http.Request) {

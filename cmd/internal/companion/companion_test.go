@@ -18,6 +18,7 @@ import (
 	"servelab/cmd/internal/labclient"
 	"servelab/cmd/internal/labserver"
 	"servelab/sim"
+	labfile "servelab/sim/lab"
 )
 
 const secretKey = "sk-lab-7f3a9c1e5b"
@@ -259,7 +260,7 @@ func TestMeasureRelayAndSave(t *testing.T) {
 	}
 	g := do(t, "GET", u+started.Result, nil, "")
 	seen.WriteString(g.body)
-	m, err := sim.ReadMeasured(strings.NewReader(g.body))
+	m, err := labfile.Read(strings.NewReader(g.body))
 	if err != nil || g.status != 200 {
 		t.Fatalf("result: %d %v", g.status, err)
 	}
@@ -295,7 +296,7 @@ func TestStopSavesPartialRun(t *testing.T) {
 		t.Fatalf("stop: %d %s", d.status, d.body)
 	}
 	g := do(t, "GET", u+started.Result, nil, "")
-	m, err := sim.ReadMeasured(strings.NewReader(g.body))
+	m, err := labfile.Read(strings.NewReader(g.body))
 	if err != nil || m.Extra == nil || !m.Extra.Interrupted || m.Summary.TokensObserved == 0 {
 		t.Fatalf("partial result: %v %s", err, g.body[:min(300, len(g.body))])
 	}
@@ -326,7 +327,7 @@ func TestGuardHelpers(t *testing.T) {
 // still listed and fetched, from disk.
 func TestOldSavedRunsLeaveMemory(t *testing.T) {
 	s, base, dir := startCompanion(t, "http://127.0.0.1:1")
-	m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.LabSummary{Label: "old", WorstGap: 0.5}}
+	m := &labfile.Measured{Config: labfile.DefaultConfig(), Summary: labfile.Summary{Label: "old", WorstGap: 0.5}}
 	var ids []string
 	for i := range 6 {
 		ids = append(ids, fmt.Sprintf("20260101-00000%d-abcdef", i))
@@ -362,7 +363,7 @@ func TestRunListReadsEachSavedFileOnce(t *testing.T) {
 	_, base, dir := startCompanion(t, "http://127.0.0.1:1")
 	ids := []string{"20260101-000001-abcdef", "20260101-000002-abcdef"}
 	for i, id := range ids {
-		m := &sim.Measured{Config: sim.DefaultLabConfig(), Summary: sim.LabSummary{Label: fmt.Sprintf("run%d", i), Error: "e"}}
+		m := &labfile.Measured{Config: labfile.DefaultConfig(), Summary: labfile.Summary{Label: fmt.Sprintf("run%d", i), Error: "e"}}
 		if err := labclient.SaveMeasured(filepath.Join(dir, id+".json"), m); err != nil {
 			t.Fatal(err)
 		}
@@ -419,7 +420,7 @@ func TestEventSubscribersShareTheHistory(t *testing.T) {
 	for i := range 200_000 {
 		ru.add(labclient.Event{Type: "token", T: float64(i) * 1e-3, Stream: i % 16, Gap: 0.0071, Tokens: 1})
 	}
-	ru.finish("done", "", &sim.Measured{Summary: sim.LabSummary{Label: "big", Error: "e"}})
+	ru.finish("done", "", &labfile.Measured{Summary: labfile.Summary{Label: "big", Error: "e"}})
 	s.mu.Lock()
 	s.runs[id] = ru
 	s.mu.Unlock()

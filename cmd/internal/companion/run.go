@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"servelab/cmd/internal/labclient"
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // run is one measurement: its events for replay and live relay, then its result.
@@ -30,7 +30,7 @@ type run struct {
 	dropped  int
 	state    string
 	err      string
-	measured *sim.Measured
+	measured *lab.Measured
 	cancel   context.CancelFunc
 	log      []byte // the encoded events: only ever appended to
 	marks    []mark // where each message of log starts
@@ -101,12 +101,12 @@ func (r *run) offset(next int) int {
 // view returns the log from byte off on (shared: read, never written),
 // the number of events in the log, whether the run is over with all its
 // events in the log, and (when it is) its state and summary.
-func (r *run) view(off int) ([]byte, int, bool, runInfo, *sim.LabSummary) {
+func (r *run) view(off int) ([]byte, int, bool, runInfo, *lab.Summary) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	chunk := r.log[min(off, len(r.log)):len(r.log):len(r.log)]
 	done := r.state != "running" && len(r.pending) == 0
-	var sum *sim.LabSummary
+	var sum *lab.Summary
 	if done && r.measured != nil {
 		s := r.measured.Summary
 		sum = &s
@@ -162,7 +162,7 @@ func (r *run) stop() bool {
 
 // finish records the outcome. The measurement has returned, so no event
 // comes after it: the log is complete once it is flushed.
-func (r *run) finish(state, err string, m *sim.Measured) {
+func (r *run) finish(state, err string, m *lab.Measured) {
 	r.flush()
 	r.mu.Lock()
 	r.state, r.err, r.measured = state, err, m
@@ -184,7 +184,7 @@ func (r *run) infoLocked() runInfo {
 	return i
 }
 
-func (r *run) result() (runInfo, *sim.Measured) {
+func (r *run) result() (runInfo, *lab.Measured) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.infoLocked(), r.measured

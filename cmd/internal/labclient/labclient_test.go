@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // script is a fake server's answer to one streaming request: frames written
@@ -66,12 +66,12 @@ func fakeServer(t *testing.T, make func(n int, body map[string]any) script) *htt
 }
 
 func opts(url string) Options {
-	c := sim.DefaultLabConfig()
+	c := lab.DefaultConfig()
 	c.BaseURL, c.Label = url, "t"
 	c.ShortConcurrency, c.ShortInputLen, c.ShortOutputLen = 2, 4, 3
 	c.LongInputLen, c.LongOutputLen = 10, 2
 	c.Duration, c.InjectAfter, c.Warmup, c.Timeout = 0.3, 0.1, 0, 5
-	return Options{LabConfig: c, StreamUsage: true, RawFrames: true}
+	return Options{Config: c, StreamUsage: true, RawFrames: true}
 }
 
 // oneStream runs a single request through the client against a script.
@@ -156,7 +156,7 @@ func TestRequestBodyMatchesScript(t *testing.T) {
 }
 
 func TestPromptsAreDistinctIntegers(t *testing.T) {
-	short, long := sim.LabPrompts(0, 128, 1000)
+	short, long := lab.LabPrompts(0, 128, 1000)
 	seen := map[string]bool{}
 	for _, p := range short {
 		if len(strings.Fields(p)) != 128 || seen[p] {
@@ -168,8 +168,8 @@ func TestPromptsAreDistinctIntegers(t *testing.T) {
 	if len(f) != 1000 || f[0] < "10000" || f[0] > "99999" {
 		t.Errorf("long prompt starts %v", f[:3])
 	}
-	s2, _ := sim.LabPrompts(0, 128, 1000)
-	s3, _ := sim.LabPrompts(1, 128, 1000)
+	s2, _ := lab.LabPrompts(0, 128, 1000)
+	s3, _ := lab.LabPrompts(1, 128, 1000)
 	if s2[0] != short[0] || s3[0] == short[0] {
 		t.Error("prompts must depend on the seed and only on it")
 	}
@@ -215,10 +215,10 @@ func TestMeasureWorkload(t *testing.T) {
 		t.Errorf("model not discovered: %+v", res.Measured.Config)
 	}
 	var buf bytes.Buffer
-	if err := sim.WriteMeasured(&buf, res.Measured); err != nil {
+	if err := lab.Write(&buf, res.Measured); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.ReadMeasured(&buf); err != nil {
+	if _, err := lab.Read(&buf); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -318,14 +318,14 @@ func TestValidate(t *testing.T) {
 		o := opts("http://127.0.0.1:1")
 		mod(&o)
 		if err := o.Validate(); err == nil {
-			t.Errorf("accepted %+v", o.LabConfig)
+			t.Errorf("accepted %+v", o.Config)
 		}
 	}
 }
 
 func TestReportMatchesScriptLayout(t *testing.T) {
 	var b bytes.Buffer
-	Report(&b, sim.LabSummary{Label: "it's", ITLP50: 0.0067, ITLMax: 0.5262, WorstGap: 0.5262, WorstGapOffset: 0.53, SpikeRatio: 78.2,
+	Report(&b, lab.Summary{Label: "it's", ITLP50: 0.0067, ITLMax: 0.5262, WorstGap: 0.5262, WorstGapOffset: 0.53, SpikeRatio: 78.2,
 		LongTTFT: 0.524, LongInputLen: 16000, LongFailed: 1, LongError: "HTTP 400", ShortCompleted: 16, OutputTokS: 1013.4, Wall: 4.03}, "measured")
 	out := b.String()
 	for _, want := range []string{
@@ -424,7 +424,7 @@ func TestWarnsWhenFramesShareOneRead(t *testing.T) {
 		t.Errorf("half the gaps are 0 ms, warnings:\n%s", w)
 	}
 	var buf bytes.Buffer
-	if err := sim.WriteMeasured(&buf, res.Measured); err != nil || !strings.Contains(buf.String(), "read together") {
+	if err := lab.Write(&buf, res.Measured); err != nil || !strings.Contains(buf.String(), "read together") {
 		t.Errorf("the saved JSON lacks the warning (%v)", err)
 	}
 	if SameReadWarning(3, 1000) != "" || SameReadWarning(10, 1000) == "" {

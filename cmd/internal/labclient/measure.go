@@ -30,12 +30,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // Options are a measurement's settings: the script's flags, then servelab's.
 type Options struct {
-	sim.LabConfig               // run.py's flags, with BaseURL resolved and Model discovered
+	lab.Config                  // run.py's flags, with BaseURL resolved and Model discovered
 	APIKey        string        // sent as "Authorization: Bearer" when set; never written to the JSON
 	StreamUsage   bool          // ask for stream_options usage (tokens per frame)
 	RawFrames     bool          // keep every frame in the JSON under "servelab"
@@ -68,8 +68,8 @@ type Event struct {
 
 // Result is a finished (or cut-short) measurement.
 type Result struct {
-	Measured    *sim.Measured
-	Run         sim.LabRun
+	Measured    *lab.Measured
+	Run         lab.Run
 	Interrupted bool  // stopped early; the summary covers what was measured
 	Stop        error // why it stopped early (nil: ran to the end)
 }
@@ -78,7 +78,7 @@ type Result struct {
 // succeeded, with an example error: such a run measured nothing.
 func (r *Result) AllFailed() (bool, string) {
 	n, example := 0, ""
-	for _, rs := range [][]sim.StreamResult{r.Run.Short, r.Run.Long} {
+	for _, rs := range [][]lab.StreamResult{r.Run.Short, r.Run.Long} {
 		for _, s := range rs {
 			if s.OK {
 				return false, ""
@@ -129,7 +129,7 @@ func NewClient(conns int, kernelTime bool) *http.Client {
 
 // Validate checks the flags as the script does, and a little more.
 func (o *Options) Validate() error {
-	c := &o.LabConfig
+	c := &o.Config
 	if c.API != "completions" && c.API != "chat" {
 		return fmt.Errorf("--api must be completions or chat, got %q", c.API)
 	}
@@ -140,8 +140,8 @@ func (o *Options) Validate() error {
 		{"--short-output-len", c.ShortOutputLen, 1}, {"--long-input-len", c.LongInputLen, 1},
 		{"--long-output-len", c.LongOutputLen, 1}, {"--long-count", c.LongCount, 0}, {"--warmup", c.Warmup, 0}}
 	for _, f := range ints {
-		if f.v < f.min || f.v > sim.MaxTokens {
-			return fmt.Errorf("%s must be in %d..%d, got %d", f.name, f.min, sim.MaxTokens, f.v)
+		if f.v < f.min || f.v > lab.MaxTokens {
+			return fmt.Errorf("%s must be in %d..%d, got %d", f.name, f.min, lab.MaxTokens, f.v)
 		}
 	}
 	if c.ShortConcurrency > 100_000 || c.LongCount > 10_000 {
@@ -201,11 +201,11 @@ type measurement struct {
 	stopped atomic.Bool
 
 	mu       sync.Mutex
-	arrivals []sim.Arrival // T: seconds since t0
+	arrivals []lab.Arrival // T: seconds since t0
 	frames   []frameRec
 	requests []reqRec
-	long     []sim.StreamResult
-	short    []sim.StreamResult
+	long     []lab.StreamResult
+	short    []lab.StreamResult
 	failRun  int // consecutive short failures
 
 	nframes atomic.Int64
@@ -243,12 +243,12 @@ func (m *measurement) since(t time.Time) float64 { return t.Sub(m.t0).Seconds() 
 // one runs a timed request and files its frames and result.
 func (m *measurement) one(ctx context.Context, prompt string, maxTokens int, long bool) reply {
 	idx := int(m.nextIdx.Add(1) - 1)
-	var arr []sim.Arrival
+	var arr []lab.Arrival
 	var frames []frameRec
 	r := m.streamOne(ctx, prompt, maxTokens, func(now time.Time, gap time.Duration, tokens int, first bool, serverT float64) {
 		t, g := m.since(now), gap.Seconds()
 		if !first && !long {
-			arr = append(arr, sim.Arrival{T: t, Gap: g})
+			arr = append(arr, lab.Arrival{T: t, Gap: g})
 			if ns := gap.Nanoseconds(); ns > m.worstNs.Load() {
 				m.worstNs.Store(ns) // racy max is fine for a progress line
 			}
@@ -269,7 +269,7 @@ func (m *measurement) one(ctx context.Context, prompt string, maxTokens int, lon
 	m.arrivals = append(m.arrivals, arr...)
 	m.frames = append(m.frames, frames...)
 	m.requests = append(m.requests, reqRec{idx: idx, long: long, max: maxTokens, r: r})
-	res := sim.StreamResult{OK: r.ok, TTFT: r.ttft.Seconds(), Latency: r.latency.Seconds(), Chunks: r.chunks, Tokens: r.tokens, Error: r.err}
+	res := lab.StreamResult{OK: r.ok, TTFT: r.ttft.Seconds(), Latency: r.latency.Seconds(), Chunks: r.chunks, Tokens: r.tokens, Error: r.err}
 	if !r.cancelled { // requests we cut short ourselves are neither ok nor failed
 		if long {
 			m.long = append(m.long, res)
@@ -309,7 +309,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 		}
 		m.opts.Model = model
 	}
-	shortPrompts, longPrompt := sim.LabPrompts(o.Seed, o.ShortInputLen, o.LongInputLen)
+	shortPrompts, longPrompt := lab.LabPrompts(o.Seed, o.ShortInputLen, o.LongInputLen)
 
 	logf("[warmup] %d request(s) ...\n", o.Warmup)
 	m.emit(Event{Type: "phase", Phase: "warmup"})
@@ -488,21 +488,21 @@ func SameReadWarning(sameRead, gaps int) string {
 }
 
 // assemble builds the analysis input and the measured JSON from what was recorded.
-func (m *measurement) assemble(inject, wall float64, injected bool, res *Result) (sim.LabRun, *sim.Measured) {
+func (m *measurement) assemble(inject, wall float64, injected bool, res *Result) (lab.Run, *lab.Measured) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	o := m.opts
-	run := sim.LabRun{Label: o.Label, BaseURL: o.BaseURL, ShortConcurrency: o.ShortConcurrency,
+	run := lab.Run{Label: o.Label, BaseURL: o.BaseURL, ShortConcurrency: o.ShortConcurrency,
 		LongInputLen: o.LongInputLen, Inject: inject, Arrivals: m.arrivals, Long: m.long, Short: m.short, Wall: wall}
-	cfg := o.LabConfig
-	meas := &sim.Measured{Config: cfg, Summary: sim.SummariseLab(run), Gaps: sim.GapsFrom(m.arrivals, inject)}
-	x := &sim.Extra{Interrupted: res.Interrupted}
+	cfg := o.Config
+	meas := &lab.Measured{Config: cfg, Summary: lab.Summarise(run), Gaps: lab.GapsFrom(m.arrivals, inject)}
+	x := &lab.Extra{Interrupted: res.Interrupted}
 	slices.SortFunc(m.requests, func(a, b reqRec) int { return a.idx - b.idx })
 	short, shortReq, bundled, noUsage, malformed, badUsage, gaps, sameRead := 0, 0, 0, 0, 0, 0, 0, 0
 	var example string
 	for _, q := range m.requests {
 		r := q.r
-		x.Requests = append(x.Requests, sim.StreamResult{OK: r.ok, TTFT: r.ttft.Seconds(), Latency: r.latency.Seconds(),
+		x.Requests = append(x.Requests, lab.StreamResult{OK: r.ok, TTFT: r.ttft.Seconds(), Latency: r.latency.Seconds(),
 			Chunks: r.chunks, Tokens: r.tokens, Error: r.err})
 		if r.ok {
 			shortReq++
@@ -569,9 +569,9 @@ func (m *measurement) assemble(inject, wall float64, injected bool, res *Result)
 			}
 			return a.stream - b.stream
 		})
-		x.Frames = make([]sim.Frame, len(m.frames))
+		x.Frames = make([]lab.Frame, len(m.frames))
 		for i, f := range m.frames {
-			x.Frames[i] = sim.Frame{Stream: f.stream, Long: f.long, TRelInject: f.t - inject, Gap: f.gap, Tokens: f.tokens, ServerT: f.serverT}
+			x.Frames[i] = lab.Frame{Stream: f.stream, Long: f.long, TRelInject: f.t - inject, Gap: f.gap, Tokens: f.tokens, ServerT: f.serverT}
 		}
 	}
 	meas.Extra = x

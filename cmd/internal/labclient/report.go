@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // grid prints a right-aligned table under a title, as the script's grid does.
@@ -78,7 +78,7 @@ func pyRepr(s string) string {
 // Report prints one run's summary exactly as the script's report_one does;
 // source names where the figures came from ("measured", or "simulated" for
 // `servelab sim --workload lab`).
-func Report(w io.Writer, s sim.LabSummary, source string) {
+func Report(w io.Writer, s lab.Summary, source string) {
 	if s.Error != "" {
 		fmt.Fprintf(w, "\n%s\n", s.Error)
 		return
@@ -110,7 +110,7 @@ max_num_batched_tokens=N' (vLLM) or 'chunked_prefill_size=N' (SGLang).
 }
 
 // Compare prints saved runs side by side, as the script's --compare does.
-func Compare(w io.Writer, runs []sim.LabSummary) {
+func Compare(w io.Writer, runs []lab.Summary) {
 	rows := make([][]string, len(runs))
 	for i, r := range runs {
 		if r.Error != "" {
@@ -142,13 +142,13 @@ and each chunk is re-streaming the weights for too few tokens — raise it.
 
 // SaveMeasured writes a measured-JSON file through a temporary file renamed
 // into place, so an interrupted write never leaves half a file.
-func SaveMeasured(path string, m *sim.Measured) error {
+func SaveMeasured(path string, m *lab.Measured) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if err := sim.WriteMeasured(f, m); err != nil {
+	if err := lab.Write(f, m); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err

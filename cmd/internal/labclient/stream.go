@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // frameSink receives one stream's token frames as they are read; serverT is
@@ -140,7 +140,7 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	br := bufio.NewReaderSize(sr, 64<<10)
 	var (
 		last  time.Time
-		count sim.TokenCount
+		count lab.TokenCount
 		event string
 		long  []byte
 	)

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"servelab/sim"
+	labfile "servelab/sim/lab"
 )
 
 func main() {
@@ -278,7 +279,7 @@ func ownErrors(path string) (result, bool) {
 	if err != nil || m.Extra == nil || len(m.Extra.Frames) == 0 {
 		return result{}, false
 	}
-	last := map[int]sim.Frame{}
+	last := map[int]labfile.Frame{}
 	var errs []float64
 	for _, f := range m.Extra.Frames { // sorted by time
 		if p, ok := last[f.Stream]; ok && f.ServerT > 0 && p.ServerT > 0 {
@@ -294,13 +295,13 @@ func ownErrors(path string) (result, bool) {
 	return r, true
 }
 
-func readMeasured(path string) (*sim.Measured, error) {
+func readMeasured(path string) (*labfile.Measured, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return sim.ReadMeasured(f)
+	return labfile.Read(f)
 }
 
 // lab is a lab server process.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"servelab/sim"
+	labfile "servelab/sim/lab"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -68,7 +69,7 @@ func TestPageRunsFromWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m sim.Measured
+	var m labfile.Measured
 	if err := json.Unmarshal([]byte(text), &m); err != nil {
 		t.Fatalf("the run is not lab JSON: %v\n%.500s", err, text)
 	}
@@ -95,13 +96,13 @@ func TestPageRunsFromWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	simStall := scale * pred.Summary.WorstGap
+	simStall := scale * labfile.Of(pred).WorstGap
 	stall, endAfterLong, median := l.sentStall()
 	sent := stall.Seconds()
 	ls := l.server.Stats(false)
 	t.Logf("through workerd: worst gap %.1f ms at %+.2f s, quiet p50 %.1f ms, ITL p99 %.1f ms, long TTFT %.1f ms, %d tokens observed, %d short requests; the lab sent a stall of %.1f ms, a median gap of %.1f ms (frames late p99 %.1f ms, max %.1f ms); simulator: worst gap %.1f ms, quiet p50 %.1f ms, long TTFT %.1f ms",
 		1e3*s.WorstGap, s.WorstGapOffset, 1e3*s.ITLQuietP50, 1e3*s.ITLP99, 1e3*s.LongTTFT, s.TokensObserved, s.ShortCompleted,
-		1e3*sent, 1e3*median.Seconds(), ls.LateP99ms, ls.LateMaxms, 1e3*simStall, scale*1e3*pred.Summary.ITLQuietP50, scale*1e3*pred.Summary.LongTTFT)
+		1e3*sent, 1e3*median.Seconds(), ls.LateP99ms, ls.LateMaxms, 1e3*simStall, scale*1e3*labfile.Of(pred).ITLQuietP50, scale*1e3*labfile.Of(pred).LongTTFT)
 	// The lab stalled its streams: the gap it left over the long prompt's
 	// prefill is many of its decode gaps (simulated: 36; a frame the busy
 	// machine made it write late can shorten it).
@@ -144,7 +145,7 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	wait(`!servelab.status().liveRunning && servelab.liveResult() !== ""`, "the stopped run to end")
 	text, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`servelab.liveResult()`))
-	var stopped sim.Measured
+	var stopped labfile.Measured
 	if err := json.Unmarshal([]byte(text), &stopped); err != nil || stopped.Extra == nil || !stopped.Extra.Interrupted || stopped.Summary.ShortFailed != 0 || stopped.Summary.TokensObserved <= 0 {
 		t.Errorf("stopped run: %v, summary %+v", err, stopped.Summary)
 	}
@@ -271,7 +272,7 @@ func TestEdgeLiveWithDefaultLimits(t *testing.T) {
 			st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("live-status").textContent`))
 			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`servelab.liveResult()`))
 			t.Logf("live status: %s", st)
-			var m sim.Measured
+			var m labfile.Measured
 			json.Unmarshal([]byte(text), &m)
 			if tc.name == "defaults" {
 				if text == "" || m.Extra == nil || m.Extra.Interrupted || m.Summary.ShortFailed != 0 || m.Summary.TokensObserved <= 0 || !(m.Summary.WorstGap > 0) {

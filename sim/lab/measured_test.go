@@ -1,4 +1,4 @@
-package sim
+package lab
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"servelab/sim"
 	"strings"
 	"testing"
 )
@@ -45,9 +46,9 @@ func TestSummariseLabMatchesScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := c.Run
-			got := SummariseLab(LabRun{Label: r.Label, BaseURL: r.BaseURL, ShortConcurrency: r.ShortConcurrency,
+			got := Summarise(Run{Label: r.Label, BaseURL: r.BaseURL, ShortConcurrency: r.ShortConcurrency,
 				LongInputLen: r.LongInputLen, Inject: r.Inject, Arrivals: r.Arrivals, Long: r.Long, Short: r.Short, Wall: r.Wall})
-			var want LabSummary
+			var want Summary
 			if err := json.Unmarshal(c.Want, &want); err != nil {
 				t.Fatalf("golden summary: %v", err)
 			}
@@ -86,34 +87,34 @@ func keyOrder(t *testing.T, b []byte) []string {
 }
 
 func TestSummariseLabDoesNotModifyInput(t *testing.T) {
-	arr := []Arrival{{3, 0.3}, {1, 0.1}, {2, 0.2}}
-	SummariseLab(LabRun{Arrivals: arr, Inject: 2, Wall: 1})
+	arr := []Arrival{{T: 3, Gap: 0.3}, {T: 1, Gap: 0.1}, {T: 2, Gap: 0.2}}
+	Summarise(Run{Arrivals: arr, Inject: 2, Wall: 1})
 	if arr[0].T != 3 || arr[1].T != 1 {
 		t.Errorf("input reordered: %v", arr)
 	}
 }
 
 func sampleMeasured() *Measured {
-	arr := []Arrival{{0.1, 0.01}, {0.2, 0.012}, {0.55, 0.3}, {0.6, 0.011}, {0.9, 0.01}}
-	run := LabRun{Label: "chunked", BaseURL: "http://127.0.0.1:8000", ShortConcurrency: 2, LongInputLen: 4000,
+	arr := []Arrival{{T: 0.1, Gap: 0.01}, {T: 0.2, Gap: 0.012}, {T: 0.55, Gap: 0.3}, {T: 0.6, Gap: 0.011}, {T: 0.9, Gap: 0.01}}
+	run := Run{Label: "chunked", BaseURL: "http://127.0.0.1:8000", ShortConcurrency: 2, LongInputLen: 4000,
 		Inject: 0.5, Arrivals: arr, Long: []StreamResult{{OK: true, TTFT: 0.08, Chunks: 16}},
 		Short: []StreamResult{{OK: true, Chunks: 8}, {OK: false, Error: "boom"}}, Wall: 1}
-	cfg := DefaultLabConfig()
+	cfg := DefaultConfig()
 	cfg.Label, cfg.JSON = "chunked", "out.json"
-	return &Measured{Config: cfg, Summary: SummariseLab(run), Gaps: GapsFrom(arr, run.Inject),
+	return &Measured{Config: cfg, Summary: Summarise(run), Gaps: GapsFrom(arr, run.Inject),
 		Extra: &Extra{Frames: []Frame{{Stream: 0, TRelInject: -0.4, Tokens: 1}}, Warnings: []string{"w"}}}
 }
 
 func TestMeasuredRoundTrip(t *testing.T) {
 	m := sampleMeasured()
 	var buf bytes.Buffer
-	if err := WriteMeasured(&buf, m); err != nil {
+	if err := Write(&buf, m); err != nil {
 		t.Fatal(err)
 	}
 	if k := keyOrder(t, buf.Bytes()); !reflect.DeepEqual(k, []string{"config", "summary", "gaps", "servelab"}) {
 		t.Errorf("top-level keys %v", k)
 	}
-	got, err := ReadMeasured(&buf)
+	got, err := Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestMeasuredRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the file:\n got %+v\nwant %+v", got, m)
 	}
 	// Rebuilding the run from the file gives the same summary.
-	s := SummariseLab(LabRun{Label: got.Summary.Label, BaseURL: got.Summary.BaseURL, ShortConcurrency: 2,
+	s := Summarise(Run{Label: got.Summary.Label, BaseURL: got.Summary.BaseURL, ShortConcurrency: 2,
 		LongInputLen: 4000, Inject: 0, Arrivals: got.Arrivals(), Long: []StreamResult{{OK: true, TTFT: 0.08}},
 		Short: []StreamResult{{OK: true}, {OK: false, Error: "boom"}}, Wall: 1})
 	if math.Abs(s.WorstGapOffset-m.Summary.WorstGapOffset) > 1e-12 || s.ITLDuringP99 != m.Summary.ITLDuringP99 {
@@ -130,9 +131,9 @@ func TestMeasuredRoundTrip(t *testing.T) {
 }
 
 func TestMeasuredErrorSummary(t *testing.T) {
-	m := &Measured{Config: DefaultLabConfig(), Summary: SummariseLab(LabRun{Label: "x"})}
+	m := &Measured{Config: DefaultConfig(), Summary: Summarise(Run{Label: "x"})}
 	var buf bytes.Buffer
-	if err := WriteMeasured(&buf, m); err != nil {
+	if err := Write(&buf, m); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"summary": {
@@ -141,7 +142,7 @@ func TestMeasuredErrorSummary(t *testing.T) {
   }`) || !strings.Contains(buf.String(), `"gaps": []`) {
 		t.Errorf("error summary written as\n%s", buf.String())
 	}
-	got, err := ReadMeasured(&buf)
+	got, err := Read(&buf)
 	if err != nil || got.Summary.Error == "" {
 		t.Fatalf("read back: %v %+v", err, got)
 	}
@@ -149,7 +150,7 @@ func TestMeasuredErrorSummary(t *testing.T) {
 
 func TestReadMeasuredNamesBadField(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteMeasured(&buf, sampleMeasured()); err != nil {
+	if err := Write(&buf, sampleMeasured()); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.String()
@@ -170,14 +171,14 @@ func TestReadMeasuredNamesBadField(t *testing.T) {
 		if bad == good {
 			t.Fatalf("case %q did not apply", c.old)
 		}
-		_, err := ReadMeasured(strings.NewReader(bad))
+		_, err := Read(strings.NewReader(bad))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q -> %q: error %v, want it to mention %q", c.old, c.new, err, c.want)
 		}
 		checkKeyed(t, c.new, err)
 	}
 	for _, junk := range []string{"", "null", "[]", "{}", `{"summary": null}`, `{"summary": []}`} {
-		_, err := ReadMeasured(strings.NewReader(junk))
+		_, err := Read(strings.NewReader(junk))
 		if err == nil {
 			t.Errorf("%q accepted", junk)
 		}
@@ -191,7 +192,7 @@ func TestReadMeasuredNamesBadField(t *testing.T) {
 // errors, of a file that is no JSON object at all, are not theirs).
 func checkKeyed(t *testing.T, what string, err error) {
 	t.Helper()
-	var ne *NoteError
+	var ne *sim.NoteError
 	if err == nil || !errors.As(err, &ne) || ne.Note.Key == "" || err.Error() != ne.Note.Text {
 		t.Errorf("%s: error %v is not a keyed note (%+v)", what, err, ne)
 		return
@@ -199,7 +200,7 @@ func checkKeyed(t *testing.T, what string, err error) {
 	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
-		if _, ok := e.(*NoteError); !ok && !errors.As(e, &se) && !errors.As(e, &te) && errors.Unwrap(e) == nil {
+		if _, ok := e.(*sim.NoteError); !ok && !errors.As(e, &se) && !errors.As(e, &te) && errors.Unwrap(e) == nil {
 			t.Errorf("%s: %q says more with an unkeyed error %q", what, err, e)
 		}
 	}
@@ -217,7 +218,7 @@ func TestMeasuredRefusalsHaveKeys(t *testing.T) {
 		{`{"itls": [[0.1]], "duration": -1}`, "duration: must be a number of seconds in [0, 1e+06], got -1"},
 		{`{"itls": [["x"]]}`, "itls: want float64, got string"},
 	} {
-		_, err := ReadVLLMBench(strings.NewReader(c.doc))
+		_, err := sim.ReadVLLMBench(strings.NewReader(c.doc))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
@@ -225,20 +226,20 @@ func TestMeasuredRefusalsHaveKeys(t *testing.T) {
 	}
 	m := sampleMeasured()
 	m.Gaps[1].Gap = math.NaN()
-	err := WriteMeasured(&bytes.Buffer{}, m)
+	err := Write(&bytes.Buffer{}, m)
 	if err == nil || err.Error() != "gaps[1]: non-finite value cannot be written as JSON" {
 		t.Errorf("a NaN gap written: %v", err)
 	}
 	checkKeyed(t, "a NaN gap", err)
 	// A type error's kinds are notes too (the page names them), the
 	// English encoding/json's.
-	_, err = ReadMeasured(strings.NewReader(`{"summary": {"error": "x"}, "gaps": [{"t_rel_inject": 0, "gap": "slow"}]}`))
-	var ne *NoteError
+	_, err = Read(strings.NewReader(`{"summary": {"error": "x"}, "gaps": [{"t_rel_inject": 0, "gap": "slow"}]}`))
+	var ne *sim.NoteError
 	if !errors.As(err, &ne) || ne.Note.Key != "field.type" || err.Error() != "gaps.gap: want float64, got string" {
 		t.Fatalf("a string gap: %v (%+v)", err, ne)
 	}
 	for i, key := range []string{"type.number", "json.string"} {
-		if n, ok := ne.Note.Args[i+1].(Note); !ok || n.Key != key {
+		if n, ok := ne.Note.Args[i+1].(sim.Note); !ok || n.Key != key {
 			t.Errorf("argument %d of %+v is not a note keyed %s", i+1, ne.Note, key)
 		}
 	}
@@ -247,7 +248,7 @@ func TestMeasuredRefusalsHaveKeys(t *testing.T) {
 func TestWriteMeasuredRefusesNonFinite(t *testing.T) {
 	m := sampleMeasured()
 	m.Summary.SpikeRatio = math.Inf(1)
-	if err := WriteMeasured(&bytes.Buffer{}, m); err == nil || !strings.Contains(err.Error(), "spike_ratio") {
+	if err := Write(&bytes.Buffer{}, m); err == nil || !strings.Contains(err.Error(), "spike_ratio") {
 		t.Errorf("error %v", err)
 	}
 }
@@ -255,7 +256,7 @@ func TestWriteMeasuredRefusesNonFinite(t *testing.T) {
 // A file laid out exactly as run.py's json.dump writes it (Python floats,
 // null for an unset --json) reads.
 func TestReadMeasuredScriptFile(t *testing.T) {
-	m, err := ReadMeasured(strings.NewReader(scriptFile))
+	m, err := Read(strings.NewReader(scriptFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestReadVLLMBench(t *testing.T) {
 	const ok = `{"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "duration": 12.5,
 	  "completed": 2, "input_lens": [100, 200], "output_lens": [3, 2], "ttfts": [0.05, 0.06],
 	  "itls": [[0.01, 0.012], [0.02]], "errors": ["", ""], "generated_texts": ["a", "b"], "mean_ttft_ms": 55.0}`
-	b, err := ReadVLLMBench(strings.NewReader(ok))
+	b, err := sim.ReadVLLMBench(strings.NewReader(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +299,12 @@ func TestReadVLLMBench(t *testing.T) {
 		{`{"itls": [[0.1]], "output_lens": [1.5]}`, "output_lens"},
 		{`[1]`, "not a vLLM"},
 	} {
-		if _, err := ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := sim.ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
 	}
 	// A failed request's gaps are left out.
-	b, err = ReadVLLMBench(strings.NewReader(`{"itls": [[0.1], [9]], "errors": ["", "timeout"]}`))
+	b, err = sim.ReadVLLMBench(strings.NewReader(`{"itls": [[0.1], [9]], "errors": ["", "timeout"]}`))
 	if err != nil || !reflect.DeepEqual(b.AllITLs(), []float64{0.1}) {
 		t.Errorf("%v %v", err, b)
 	}
@@ -313,19 +314,19 @@ func TestReadVLLMBench(t *testing.T) {
 // again to the same value.
 func FuzzReadMeasured(f *testing.F) {
 	var buf bytes.Buffer
-	_ = WriteMeasured(&buf, sampleMeasured())
+	_ = Write(&buf, sampleMeasured())
 	f.Add(buf.Bytes())
 	f.Add([]byte(scriptFile))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ReadMeasured(bytes.NewReader(data))
+		m, err := Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var out bytes.Buffer
-		if err := WriteMeasured(&out, m); err != nil {
+		if err := Write(&out, m); err != nil {
 			return // e.g. huge numbers that overflow to Inf are refused, not panicked on
 		}
-		m2, err := ReadMeasured(&out)
+		m2, err := Read(&out)
 		if err != nil {
 			t.Fatalf("rewritten file does not read: %v\n%s", err, out.String())
 		}
@@ -340,7 +341,7 @@ func FuzzReadVLLMBench(f *testing.F) {
 	f.Add([]byte(`{"itls": [[0.01, 0.02]], "ttfts": [0.1], "errors": [""]}`))
 	f.Add([]byte(`{"itls": null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := ReadVLLMBench(bytes.NewReader(data))
+		b, err := sim.ReadVLLMBench(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

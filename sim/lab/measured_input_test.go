@@ -1,7 +1,8 @@
-package sim
+package lab
 
 import (
 	"bytes"
+	"servelab/sim"
 	"strings"
 	"testing"
 )
@@ -10,14 +11,14 @@ import (
 // error read as an all-zero summary, 1e308 gaps summing to +Inf.
 func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteMeasured(&buf, sampleMeasured()); err != nil {
+	if err := Write(&buf, sampleMeasured()); err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadMeasured(strings.NewReader("\xef\xbb\xbf" + buf.String()))
+	m, err := Read(strings.NewReader("\xef\xbb\xbf" + buf.String()))
 	if err != nil || m.Summary.Label != "chunked" {
 		t.Errorf("a measured JSON with a UTF-8 BOM: %v", err)
 	}
-	if _, err := ReadVLLMBench(strings.NewReader("\xef\xbb\xbf" + `{"itls": [[0.01]]}`)); err != nil {
+	if _, err := sim.ReadVLLMBench(strings.NewReader("\xef\xbb\xbf" + `{"itls": [[0.01]]}`)); err != nil {
 		t.Errorf("a vLLM result with a UTF-8 BOM: %v", err)
 	}
 	for _, c := range []struct{ doc, want string }{
@@ -25,7 +26,7 @@ func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 		{`{"summary":{"error":"","label":"x"}}`, "missing"},
 		{`{"summary":` + summaryWith(t, `"wall": 1`, `"wall": 1`) + `,"gaps":[{"t_rel_inject":0,"gap":1e308}]}`, "gaps[0].gap"},
 	} {
-		if _, err := ReadMeasured(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Read(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.80s: error %v, want %q", c.doc, err, c.want)
 		}
 	}
@@ -34,7 +35,7 @@ func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 		{`{"itls":[[0.1]],"ttfts":[1e300]}`, "ttfts[0]"},
 		{`{"itls":[[0.1]],"duration":-1}`, "duration"},
 	} {
-		if _, err := ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := sim.ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
 	}
@@ -44,7 +45,7 @@ func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 func summaryWith(t *testing.T, old, new string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteMeasured(&buf, sampleMeasured()); err != nil {
+	if err := Write(&buf, sampleMeasured()); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()

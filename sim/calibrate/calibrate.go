@@ -1,16 +1,24 @@
-package sim
-
-// Calibration: fit a base profile's constants to one's own measurements.
-// Each file becomes Evidence (measured figures and a way to predict them
-// with a step model); Calibrate adjusts the free constants until the
-// predictions match, in log space, and keeps at their base values the
-// constants the evidence cannot pin down, saying so.
+// Package calibrate fits a step-model profile's constants to one's own
+// measurements. Each file becomes Evidence (measured figures and a way to
+// predict them with a step model): a lab run (run.py's or servelab
+// measure's JSON, re-run on the simulator) or a `vllm bench serve
+// --save-detailed` result (read analytically). Fit adjusts the free
+// constants until the predictions match, in log space, and keeps at their
+// base values the constants the evidence cannot pin down, saying so.
+//
+// It imports sim (the step model, profiles, the lab workload) and the
+// packages of the files it reads; front ends (cmd/servelab, wasm) import
+// it. Nothing in sim imports it.
+package calibrate
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"servelab/sim"
+	"servelab/sim/lab"
 )
 
 // Evidence is one measurement's figures and how a step model predicts them.
@@ -18,12 +26,12 @@ type Evidence struct {
 	Source string   // the file (for messages)
 	Names  []string // what each figure is
 	// Keys are Names with their keys and arguments (see Note), one each.
-	Keys     []Note
+	Keys     []sim.Note
 	Measured []float64 // seconds
 	// Noise is each figure's relative measurement uncertainty (0.01 = 1%).
 	Noise []float64
 	// Predict returns the same figures as the step model would give them.
-	Predict func(StepModel) ([]float64, error)
+	Predict func(sim.StepModel) ([]float64, error)
 }
 
 // labFigures are the figures of one lab run a calibration matches: the
@@ -38,8 +46,8 @@ type Evidence struct {
 // relative uncertainty: a median's standard error from its gaps' spread
 // (1.25 x IQR/1.35/sqrt(n)), a single figure's the step in flight when
 // the long prompt arrived (one quiet step); floors 0.2% and 0.5%.
-func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, noise []float64, keys []Note) {
-	add := func(n Note, v, nz float64) {
+func labFigures(s lab.Summary, gaps []sim.Gap, w sim.LabWorkload) (names []string, vals, noise []float64, keys []sim.Note) {
+	add := func(n sim.Note, v, nz float64) {
 		if v > 0 {
 			names, vals, noise, keys = append(names, n.Text), append(vals, v), append(noise, nz), append(keys, n)
 		}
@@ -54,11 +62,11 @@ func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, 
 		if len(xs) == 0 {
 			return 0, 0, 0
 		}
-		floor := Percentile(xs, 50) / 4 // Percentile sorts xs
+		floor := sim.Percentile(xs, 50) / 4 // Percentile sorts xs
 		k, _ := slices.BinarySearch(xs, floor)
 		xs = xs[k:]
-		typical = Percentile(xs, 50)
-		iqr := Percentile(xs, 75) - Percentile(xs, 25)
+		typical = sim.Percentile(xs, 50)
+		iqr := sim.Percentile(xs, 75) - sim.Percentile(xs, 25)
 		return typical, math.Max(0.002, 1.25*iqr/1.35/math.Sqrt(float64(len(xs)))/typical), len(xs)
 	}
 	q, qse, _ := window(math.Inf(-1), 0)
@@ -66,20 +74,20 @@ func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, 
 		return
 	}
 	single := func(v float64) float64 { return math.Max(0.005, q/math.Max(v, q)) }
-	add(say("cal.fig.quiet", "quiet ITL p50"), q, qse)
+	add(sim.Say("cal.fig.quiet", "quiet ITL p50"), q, qse)
 	ttft := s.LongTTFT
 	if w.LongCount > 0 {
-		add(say("cal.fig.ttft", "long TTFT"), ttft, single(ttft))
+		add(sim.Say("cal.fig.ttft", "long TTFT"), ttft, single(ttft))
 	}
-	add(say("cal.fig.worst", "worst gap"), s.WorstGap, single(s.WorstGap))
+	add(sim.Say("cal.fig.worst", "worst gap"), s.WorstGap, single(s.WorstGap))
 	if ttft > 0 && w.LongOutputLen >= 8 {
 		if m, se, n := window(ttft+2*q, ttft+float64(w.LongOutputLen-2)*q); n >= 8 {
-			add(say("cal.fig.longdecode", "ITL p50 while the long request decodes"), m, se)
+			add(sim.Say("cal.fig.longdecode", "ITL p50 while the long request decodes"), m, se)
 		}
 	}
 	if ttft > 0 {
 		if m, se, n := window(0, ttft); n >= 4*max(1, s.ShortConcurrency) {
-			add(say("cal.fig.prefill", "ITL p50 during the long prefill"), m, se)
+			add(sim.Say("cal.fig.prefill", "ITL p50 during the long prefill"), m, se)
 		}
 	}
 	return
@@ -90,7 +98,7 @@ func labFigures(s LabSummary, gaps []Gap, w LabWorkload) (names []string, vals, 
 // three times slower), not the minute of load after it, so a calibration's
 // hundreds of re-runs stay short. (The quiet window stays whole: cutting it
 // changes which contexts its median sees.)
-func shortLab(w LabWorkload, s LabSummary) LabWorkload {
+func shortLab(w sim.LabWorkload, s lab.Summary) sim.LabWorkload {
 	q, ttft := s.ITLQuietP50, s.LongTTFT
 	if !(q > 0) {
 		return w
@@ -106,9 +114,9 @@ func shortLab(w LabWorkload, s LabSummary) LabWorkload {
 // LabEvidence is a lab run (run.py's or servelab measure's file): the
 // simulator re-runs its workload (m.Config) on cfg's engine (policy,
 // limits) with each candidate step model and reads the same figures.
-func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
+func LabEvidence(cfg sim.Config, m *lab.Measured, source string) (Evidence, error) {
 	if m.Summary.Error != "" {
-		return Evidence{}, refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
+		return Evidence{}, sim.Refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
 	}
 	w := m.Config.LabWorkload
 	if err := w.Validate(); err != nil {
@@ -116,18 +124,18 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 	}
 	names, vals, noise, keys := labFigures(m.Summary, m.Gaps, w)
 	if len(vals) == 0 {
-		return Evidence{}, refuse("cal.err.noquiet", "%s: no gaps before the injection (the quiet window) to calibrate against", source)
+		return Evidence{}, sim.Refuse("cal.err.noquiet", "%s: no gaps before the injection (the quiet window) to calibrate against", source)
 	}
 	ev := Evidence{Source: source, Names: names, Keys: keys, Measured: vals, Noise: noise}
 	sw := shortLab(w, m.Summary)
-	ev.Predict = func(s StepModel) ([]float64, error) {
+	ev.Predict = func(s sim.StepModel) ([]float64, error) {
 		c := cfg
 		c.Step = s
-		out, err := RunLab(c, sw)
+		out, err := sim.RunLab(c, sw)
 		if err != nil {
 			return nil, err
 		}
-		pn, pv, _, _ := labFigures(out.Summary, GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
+		pn, pv, _, _ := labFigures(lab.Of(out), lab.GapsFrom(out.Run.Arrivals, out.Run.Inject), w)
 		got := make([]float64, len(names))
 		for i, n := range names {
 			if j := slices.Index(pn, n); j >= 0 {
@@ -144,7 +152,7 @@ func LabEvidence(cfg Config, m *Measured, source string) (Evidence, error) {
 // decode step of the mean number of requests in flight (Little's law:
 // total latency over duration) at the mean context, and the median TTFT a
 // prefill of the median prompt plus half a decode step of waiting.
-func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
+func BenchEvidence(b *sim.VLLMBench, source string) (Evidence, error) {
 	var lat, in, out []float64
 	var ttfts []float64
 	for i := range b.ITLs {
@@ -167,9 +175,9 @@ func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
 			out = append(out, float64(b.OutputLens[i]))
 		}
 	}
-	itl := Percentile(b.AllITLs(), 50)
+	itl := sim.Percentile(b.AllITLs(), 50)
 	if itl <= 0 || len(in) == 0 || len(out) == 0 || !(b.Duration > 0) {
-		return Evidence{}, refuse("cal.err.bench", "%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
+		return Evidence{}, sim.Refuse("cal.err.bench", "%s: needs itls, input_lens, output_lens and duration to calibrate against", source)
 	}
 	sum := func(xs []float64) float64 {
 		t := 0.0
@@ -180,18 +188,18 @@ func BenchEvidence(b *VLLMBench, source string) (Evidence, error) {
 	}
 	batch := max(1, int(math.Round(sum(lat)/b.Duration)))
 	ctx := int(math.Round(sum(in)/float64(len(in)) + sum(out)/float64(len(out))/2))
-	decode := say("cal.fig.decode", "ITL p50 (decode of %d at context %d)", batch, ctx)
-	ev := Evidence{Source: source, Names: []string{decode.Text}, Keys: []Note{decode},
+	decode := sim.Say("cal.fig.decode", "ITL p50 (decode of %d at context %d)", batch, ctx)
+	ev := Evidence{Source: source, Names: []string{decode.Text}, Keys: []sim.Note{decode},
 		Measured: []float64{itl}, Noise: []float64{0.02}}
 	prompt := 0
-	if ttft := Percentile(ttfts, 50); ttft > 0 {
-		prompt = int(Percentile(slices.Clone(in), 50))
-		pre := say("cal.fig.prompt", "TTFT p50 (prefill of %d tokens)", prompt)
+	if ttft := sim.Percentile(ttfts, 50); ttft > 0 {
+		prompt = int(sim.Percentile(slices.Clone(in), 50))
+		pre := sim.Say("cal.fig.prompt", "TTFT p50 (prefill of %d tokens)", prompt)
 		ev.Names, ev.Keys = append(ev.Names, pre.Text), append(ev.Keys, pre)
 		ev.Measured = append(ev.Measured, ttft)
 		ev.Noise = append(ev.Noise, 0.05)
 	}
-	ev.Predict = func(s StepModel) ([]float64, error) {
+	ev.Predict = func(s sim.StepModel) ([]float64, error) {
 		d := s.Decode(batch, batch*ctx).Seconds
 		got := []float64{d}
 		if prompt > 0 {
@@ -213,7 +221,7 @@ type FittedConstant struct {
 	RelStdErr float64 `json:"rel_std_err,omitempty"`
 	Note      string  `json:"note,omitempty"`
 	// Why is why the constant was kept at its base value, with its key (see Note).
-	Why Note `json:"-"`
+	Why sim.Note `json:"-"`
 }
 
 // Target is one measured figure beside the base's and the fit's predictions.
@@ -224,12 +232,12 @@ type Target struct {
 	Base     float64 `json:"base"`
 	Fitted   float64 `json:"fitted"`
 	// Key is Name with its key and arguments (see Note), when the evidence has them.
-	Key Note `json:"-"`
+	Key sim.Note `json:"-"`
 }
 
-// Calibration is what Calibrate found.
+// Calibration is what Fit found.
 type Calibration struct {
-	Step      StepModel        `json:"-"`
+	Step      sim.StepModel    `json:"-"`
 	Constants []FittedConstant `json:"constants"`
 	Targets   []Target         `json:"targets"`
 	// NotIdentified says, for each constant kept at its base value, why.
@@ -246,20 +254,20 @@ func (c *Calibration) Value(name string) (float64, bool) {
 	return 0, false
 }
 
-// defaultCalibrated is what Calibrate fits when not told.
+// defaultCalibrated is what Fit fits when not told.
 var defaultCalibrated = []string{"eff_compute", "eff_mem", "overhead"}
 
 // maxRelStdErr is the largest relative standard error a constant may have
 // and still count as identified by the evidence.
 const maxRelStdErr = 0.2
 
-// Calibrate fits the named constants of base (profile constant names:
+// Fit fits the named constants of base (profile constant names:
 // eff_compute, eff_mem, overhead, ...) to the evidence. A constant the
 // evidence does not pin down (its relative standard error above 20%, or no
 // figure depends on it) keeps its base value and is reported. The fit
 // minimises the squared log errors weighted by each figure's noise
 // (Nelder-Mead on log values); standard errors come from numerical derivatives.
-func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration, error) {
+func Fit(base sim.StepModel, free []string, evidence []Evidence) (*Calibration, error) {
 	if len(evidence) == 0 {
 		return nil, fmt.Errorf("calibrate: no measurements")
 	}
@@ -270,7 +278,7 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]ConstantInfo, len(free))
+	infos := make([]sim.ConstantInfo, len(free))
 	for i, n := range free {
 		info, ok := constantInfo(n)
 		if !ok {
@@ -286,7 +294,7 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		meas = append(meas, ev.Measured...)
 		noise = append(noise, ev.Noise...)
 	}
-	predict := func(s StepModel) ([]float64, error) {
+	predict := func(s sim.StepModel) ([]float64, error) {
 		var out []float64
 		for _, ev := range evidence {
 			p, err := ev.Predict(s)
@@ -309,8 +317,8 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		active[i] = i
 	}
 	cal := &Calibration{}
-	why := map[int]Note{}
-	var fit StepModel
+	why := map[int]sim.Note{}
+	var fit sim.StepModel
 	var stderr []float64
 	for {
 		fit, stderr, err = fitLog(base, infos, active, meas, noise, predict)
@@ -329,24 +337,24 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 		i := active[worst]
 		switch {
 		case math.IsInf(stderr[worst], 1):
-			why[i] = say("cal.why.nofigure", "no figure in these files depends on it")
+			why[i] = sim.Say("cal.why.nofigure", "no figure in these files depends on it")
 		case stderr[worst] > 10:
-			why[i] = say("cal.why.nopin", "these files do not pin it")
+			why[i] = sim.Say("cal.why.nopin", "these files do not pin it")
 		default:
-			why[i] = say("cal.why.pin", "these files pin it only to ±%.0f%%", 100*stderr[worst])
+			why[i] = sim.Say("cal.why.pin", "these files pin it only to ±%.0f%%", 100*stderr[worst])
 		}
 		if p := partner(base, infos, active, worst, meas, noise, predict); p != "" {
-			why[i] = say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", why[i], p)
+			why[i] = sim.Say("cal.why.partner", "%s; it trades off against %s (measure another batch size, context or prompt length to separate them)", why[i], p)
 		}
 		active = slices.Delete(active, worst, worst+1)
 	}
 	cal.Step = fit
 	for i, info := range infos {
-		fc := FittedConstant{Name: info.Name, Value: info.get(&fit), Base: info.get(&base)}
+		fc := FittedConstant{Name: info.Name, Value: info.Get(&fit), Base: info.Get(&base)}
 		if k := slices.Index(active, i); k >= 0 {
 			fc.Identified, fc.RelStdErr = true, stderr[k]
 		} else {
-			fc.Note, fc.Why = say("cal.kept", "kept at the base value: %s", why[i]).Text, why[i]
+			fc.Note, fc.Why = sim.Say("cal.kept", "kept at the base value: %s", why[i]).Text, why[i]
 			cal.NotIdentified = append(cal.NotIdentified, info.Name+": "+why[i].Text)
 		}
 		cal.Constants = append(cal.Constants, fc)
@@ -358,7 +366,7 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 	k := 0
 	for _, ev := range evidence {
 		for j, n := range ev.Names {
-			key := Note{Text: n}
+			key := sim.Note{Text: n}
 			if len(ev.Keys) == len(ev.Names) {
 				key = ev.Keys[j]
 			}
@@ -369,21 +377,40 @@ func Calibrate(base StepModel, free []string, evidence []Evidence) (*Calibration
 	return cal, nil
 }
 
+// constantInfo returns the constant a profile may set under name.
+func constantInfo(name string) (sim.ConstantInfo, bool) {
+	for _, c := range sim.ConstantInfos() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return sim.ConstantInfo{}, false
+}
+
+// constantNames returns the names of the constants a profile may set, comma-separated.
+func constantNames() string {
+	var n []string
+	for _, c := range sim.ConstantInfos() {
+		n = append(n, c.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
 // withLog sets the active constants of s to exp(theta), kept inside each
 // constant's range (exp(log(0.01)) rounds to just under 0.01, which Prepare refuses).
-func withLog(s StepModel, infos []ConstantInfo, active []int, theta []float64) (StepModel, error) {
+func withLog(s sim.StepModel, infos []sim.ConstantInfo, active []int, theta []float64) (sim.StepModel, error) {
 	for k, i := range active {
 		v := math.Exp(theta[k])
 		if in := infos[i]; in.Hi > in.Lo {
 			v = math.Min(in.Hi, math.Max(in.Lo, v))
 		}
-		infos[i].set(&s, v)
+		infos[i].Set(&s, v)
 	}
 	return s.Prepare()
 }
 
 // bounds are the log-space limits of a constant (zero floors become 10 µs or 0.001).
-func logBounds(info ConstantInfo) (lo, hi float64) {
+func logBounds(info sim.ConstantInfo) (lo, hi float64) {
 	l := info.Lo
 	if l <= 0 {
 		l = 1e-3
@@ -396,14 +423,14 @@ func logBounds(info ConstantInfo) (lo, hi float64) {
 
 // fitLog minimises over the active constants' logs and
 // returns the fitted model and each active constant's relative standard error.
-func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []float64,
-	predict func(StepModel) ([]float64, error)) (StepModel, []float64, error) {
+func fitLog(base sim.StepModel, infos []sim.ConstantInfo, active []int, meas, noise []float64,
+	predict func(sim.StepModel) ([]float64, error)) (sim.StepModel, []float64, error) {
 	n := len(active)
 	theta := make([]float64, n)
 	lo, hi := make([]float64, n), make([]float64, n)
 	for k, i := range active {
 		lo[k], hi[k] = logBounds(infos[i])
-		theta[k] = math.Min(hi[k], math.Max(lo[k], math.Log(math.Max(infos[i].get(&base), math.Exp(lo[k])))))
+		theta[k] = math.Min(hi[k], math.Max(lo[k], math.Log(math.Max(infos[i].Get(&base), math.Exp(lo[k])))))
 	}
 	resid := func(th []float64) ([]float64, error) {
 		s, err := withLog(base, infos, active, th)
@@ -605,12 +632,12 @@ func fitLog(base StepModel, infos []ConstantInfo, active []int, meas, noise []fl
 }
 
 // partner names the active constant most correlated with active[k] (|corr| > 0.9).
-func partner(base StepModel, infos []ConstantInfo, active []int, k int, meas, noise []float64,
-	predict func(StepModel) ([]float64, error)) string {
+func partner(base sim.StepModel, infos []sim.ConstantInfo, active []int, k int, meas, noise []float64,
+	predict func(sim.StepModel) ([]float64, error)) string {
 	// Correlation from the Jacobian at the base values: cosine of the columns.
 	th := make([]float64, len(active))
 	for j, i := range active {
-		th[j] = math.Log(math.Max(infos[i].get(&base), 1e-5))
+		th[j] = math.Log(math.Max(infos[i].Get(&base), 1e-5))
 	}
 	s0, err := withLog(base, infos, active, th)
 	if err != nil {
@@ -681,6 +708,17 @@ func normal(J [][]float64, r []float64) ([][]float64, []float64) {
 	return A, g
 }
 
+// cmpFloat orders a and b as slices.SortFunc wants (0 when either is NaN).
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // solve is Gaussian elimination with partial pivoting; false when singular.
 func solve(A [][]float64, b []float64) ([]float64, bool) {
 	n := len(b)
@@ -722,8 +760,8 @@ func solve(A [][]float64, b []float64) ([]float64, bool) {
 
 // Profile returns base with the calibrated constants set for the fitted
 // step model's GPU, each citing source (the files), under a new name.
-func (c *Calibration) Profile(base *Profile, name, source string) (*Profile, error) {
-	p := base.clone()
+func (c *Calibration) Profile(base *sim.Profile, name, source string) (*sim.Profile, error) {
+	p := base.Clone()
 	p.Name = name
 	p.Title = "Calibrated from " + source + " (base " + base.Name + ")"
 	gpu := c.Step.GPU.Name
@@ -738,36 +776,36 @@ func (c *Calibration) Profile(base *Profile, name, source string) (*Profile, err
 	var fitted []string
 	for _, f := range c.Constants {
 		if f.Identified {
-			if p, err = p.With(gpu, f.Name, f.Value, CalibratedSource(source, f.RelStdErr).Text); err != nil {
+			if p, err = p.With(gpu, f.Name, f.Value, SourceNote(source, f.RelStdErr).Text); err != nil {
 				return nil, err
 			}
 			fitted = append(fitted, f.Name)
 		}
 	}
 	fit := p.GPUs[gpu]
-	fit.Note = CalibratedNote(source, fitted, base.Name).Text
+	fit.Note = GPUNote(source, fitted, base.Name).Text
 	fit.Points = nil
 	p.GPUs[gpu] = fit
 	return p, nil
 }
 
-// CalibratedSource is what a calibrated constant's source says: the files
+// SourceNote is what a calibrated constant's source says: the files
 // it was fitted to and its relative standard error (with its key, see Note).
-func CalibratedSource(source string, relStdErr float64) Note {
-	return say("cal.source", "servelab calibrate on %s (±%.1f%%)", source, 100*relStdErr)
+func SourceNote(source string, relStdErr float64) sim.Note {
+	return sim.Say("cal.source", "servelab calibrate on %s (±%.1f%%)", source, 100*relStdErr)
 }
 
-// CalibratedNote is the calibrated GPU's note: the files, the constants
+// GPUNote is the calibrated GPU's note: the files, the constants
 // fitted and the base profile (with its key, see Note).
-func CalibratedNote(source string, fitted []string, base string) Note {
-	return say("cal.gpunote", "calibrated on %s: fitted %s; the rest from profile %s", source, strings.Join(fitted, ", "), base)
+func GPUNote(source string, fitted []string, base string) sim.Note {
+	return sim.Say("cal.gpunote", "calibrated on %s: fitted %s; the rest from profile %s", source, strings.Join(fitted, ", "), base)
 }
 
-// CalibrateMeasured is the page's one call: fit prof's calibrated constants
+// Lab is the page's one call: fit prof's calibrated constants
 // (prof.Calibrates) for cfg's model and GPU to a lab file m, within prof's
 // physics and cfg's policy, and return the fit and the calibrated profile
 // (named name; Apply it to see the overlay after).
-func CalibrateMeasured(cfg Config, prof *Profile, m *Measured, source, name string) (*Calibration, *Profile, error) {
+func Lab(cfg sim.Config, prof *sim.Profile, m *lab.Measured, source, name string) (*Calibration, *sim.Profile, error) {
 	step, err := prof.Apply(cfg.Step)
 	if err != nil {
 		return nil, nil, err
@@ -777,7 +815,7 @@ func CalibrateMeasured(cfg Config, prof *Profile, m *Measured, source, name stri
 	if err != nil {
 		return nil, nil, err
 	}
-	cal, err := Calibrate(step, prof.Calibrates, []Evidence{ev})
+	cal, err := Fit(step, prof.Calibrates, []Evidence{ev})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,73 +1,74 @@
-package sim
+// Package lecture computes the interference lecture's four demos on the
+// simulator: the in-step cost of a prefill beside a decode batch (demo 1),
+// latency against rate colocated and on single-phase instances (demo 2),
+// goodput per GPU of colocated and disaggregated serving (demo 3), and
+// chunked prefill's budgets (demo 4). It is what `servelab demo
+// interference` prints and what the page's chapters show.
+//
+// It imports sim; front ends (cmd/servelab, wasm, wasm/play) import it.
+// Nothing in sim imports it.
+package lecture
 
-import "fmt"
+import (
+	"fmt"
+
+	"servelab/sim"
+)
 
 // Lecture is the interference lecture's setup: one model on one GPU, a
 // Poisson workload of N requests with fixed prompt and output lengths.
 type Lecture struct {
-	Step   StepModel
+	Step   sim.StepModel
 	N      int
 	Prompt int
 	Output int
 	Seed   uint64
-	// reuse, when set, is memory the demos' runs reuse (see LectureJob.Run).
-	reuse *Scratch
+	// reuse, when set, is memory the demos' runs reuse (see Job.Run).
+	reuse *sim.Scratch
 	// draws, when set, is the workload's randomness, drawn once for all the
 	// jobs of Interference (every demo runs the same workload at its rates).
-	draws *poissonDraws
+	draws *sim.PoissonDraws
 }
 
 // workload is the lecture's Poisson workload at one rate. With draws and
 // memory it is built in the memory's request buffer: valid until the next
 // call on that memory.
-func (l Lecture) workload(rate float64) ([]Request, error) {
+func (l Lecture) workload(rate float64) ([]sim.Request, error) {
 	if l.draws != nil && l.reuse != nil {
-		reqs, err := l.draws.fill(l.reuse.reqs, rate)
-		if err == nil {
-			l.reuse.reqs = reqs
-		}
-		return reqs, err
+		return l.reuse.Poisson(l.draws, rate)
 	}
-	return Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
+	return sim.Poisson(l.N, rate, l.Prompt, l.Output, l.Seed)
 }
 
 // values is Values of one metric, in the memory's buffer when there is
 // one: valid until the next call on that memory.
-func (l Lecture) values(rs []Result, m Metric) []float64 {
-	if l.reuse == nil {
-		return Values(rs, m)
-	}
-	l.reuse.vals = valuesInto(l.reuse.vals, rs, m)
-	return l.reuse.vals
+func (l Lecture) values(rs []sim.Result, m sim.Metric) []float64 {
+	return l.reuse.Values(rs, m)
 }
 
 // searchWorkload is workload for one search's experiments, one after
 // another: the randomness is drawn once and each call's requests replace
 // the last call's.
-func (l Lecture) searchWorkload() Workload {
+func (l Lecture) searchWorkload() sim.Workload {
 	if l.draws != nil && l.reuse != nil {
 		return l.workload
 	}
-	return PoissonSearch(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
+	return sim.PoissonSearch(l.N, sim.Fixed(l.Prompt), sim.Fixed(l.Output), l.Seed)
 }
 
-// run simulates the lecture's workload at rate under policy p.
-func (l Lecture) run(p Policy, rate float64) ([]Result, error) {
-	return l.runOn(p, rate, l.reuse.runScratch())
-}
-
-// runOn is run on sc's memory (nil: fresh); its results are valid until sc's next run.
-func (l Lecture) runOn(p Policy, rate float64, sc *scratch) ([]Result, error) {
+// run simulates the lecture's workload at rate under policy p; its results
+// are valid until l's memory serves another run.
+func (l Lecture) run(p sim.Policy, rate float64) ([]sim.Result, error) {
 	reqs, err := l.workload(rate)
 	if err != nil {
 		return nil, err
 	}
-	return l.runReqs(p, reqs, sc)
+	return l.runReqs(p, reqs)
 }
 
-// runReqs simulates reqs under policy p on sc's memory (nil: fresh).
-func (l Lecture) runReqs(p Policy, reqs []Request, sc *scratch) ([]Result, error) {
-	o, err := run(Config{Step: l.Step, Policy: p}, reqs, sc)
+// runReqs simulates reqs under policy p on l's memory (none: fresh).
+func (l Lecture) runReqs(p sim.Policy, reqs []sim.Request) ([]sim.Result, error) {
+	o, err := sim.RunOn(sim.Config{Step: l.Step, Policy: p}, reqs, l.reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +77,13 @@ func (l Lecture) runReqs(p Policy, reqs []Request, sc *scratch) ([]Result, error
 
 // Demo1Row is one line of demo 1: a decode batch with one prompt of Prompt tokens in the same step.
 type Demo1Row struct {
-	Prompt          int     `json:"prompt"`
-	DecodeOnly      float64 `json:"decode_only"`  // seconds, the decode batch alone
-	Mixed           float64 `json:"mixed"`        // seconds, decode batch + the prefill
-	PrefillOnly     float64 `json:"prefill_only"` // seconds, the prefill alone
-	DecodeSlowdown  float64 `json:"decode_slowdown"`
-	PrefillSlowdown float64 `json:"prefill_slowdown"`
-	MixedBound      Bound   `json:"mixed_bound"`
+	Prompt          int       `json:"prompt"`
+	DecodeOnly      float64   `json:"decode_only"`  // seconds, the decode batch alone
+	Mixed           float64   `json:"mixed"`        // seconds, decode batch + the prefill
+	PrefillOnly     float64   `json:"prefill_only"` // seconds, the prefill alone
+	DecodeSlowdown  float64   `json:"decode_slowdown"`
+	PrefillSlowdown float64   `json:"prefill_slowdown"`
+	MixedBound      sim.Bound `json:"mixed_bound"`
 }
 
 // Demo1 is in-step interference: batch decodes at context ctx each, plus one prompt of each length.
@@ -109,47 +110,52 @@ type Demo2Row struct {
 // Demo2Rate is demo 2 at one rate (rates are independent, so callers may run them in parallel).
 func (l Lecture) Demo2Rate(rate float64) (Demo2Row, error) {
 	row := Demo2Row{Rate: rate}
-	sc := l.reuse.runScratch()    // each run's figures are taken before the next
-	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests)
+	reqs, err := l.workload(rate) // the three runs share it (a run does not change its requests); each run's figures are taken before the next
 	if err != nil {
 		return row, err
 	}
-	col, err := l.runReqs(PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, reqs, sc)
+	col, err := l.runReqs(sim.PrefillFirst{MaxTokens: sim.DefaultMaxPrefillTokens}, reqs)
 	if err != nil {
 		return row, err
 	}
-	row.ColocatedTTFT90 = percentile(l.values(col, TTFT), 90)
-	row.ColocatedTPOT90 = percentile(l.values(col, TPOT), 90)
-	pre, _ := l.runReqs(PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}, reqs, sc)
-	row.PrefillTTFT90 = percentile(l.values(pre, TTFT), 90)
-	dec, _ := l.runReqs(DecodeOnlyPolicy{}, reqs, sc)
-	row.DecodeTPOT90 = percentile(l.values(dec, TPOT), 90)
+	row.ColocatedTTFT90 = p90(l.values(col, sim.TTFT))
+	row.ColocatedTPOT90 = p90(l.values(col, sim.TPOT))
+	pre, _ := l.runReqs(sim.PrefillOnlyPolicy{MaxTokens: sim.DefaultMaxPrefillTokens}, reqs)
+	row.PrefillTTFT90 = p90(l.values(pre, sim.TTFT))
+	dec, _ := l.runReqs(sim.DecodeOnlyPolicy{}, reqs)
+	row.DecodeTPOT90 = p90(l.values(dec, sim.TPOT))
 	return row, nil
+}
+
+// p90 is the nearest-rank P90 of xs (see sim.Percentile); it reorders xs.
+func p90(xs []float64) float64 {
+	_, v, _ := sim.Percentiles3(xs)
+	return v
 }
 
 // Demo3Goodput is the goodput (req/s at 90% SLO attainment) of one kind of instance.
 // Which says which: "colocated", "prefill-only" or "decode-only"; colocated
 // is judged on both SLOs, the single-phase instances on their own one.
-func (l Lecture) Demo3Goodput(which string, slo SLO, attainment float64) (float64, error) {
-	var p Policy
+func (l Lecture) Demo3Goodput(which string, slo sim.SLO, attainment float64) (float64, error) {
+	var p sim.Policy
 	hi := 400.0
 	switch which {
 	case "colocated":
-		p = PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}
+		p = sim.PrefillFirst{MaxTokens: sim.DefaultMaxPrefillTokens}
 	case "prefill-only":
-		p = PrefillOnlyPolicy{MaxTokens: DefaultMaxPrefillTokens}
+		p = sim.PrefillOnlyPolicy{MaxTokens: sim.DefaultMaxPrefillTokens}
 	case "decode-only":
-		p, hi = DecodeOnlyPolicy{}, 2000
+		p, hi = sim.DecodeOnlyPolicy{}, 2000
 	default:
 		return 0, fmt.Errorf("unknown instance kind %q", which)
 	}
-	g, _, err := instanceGoodput(Config{Step: l.Step, Policy: p}, l.searchWorkload(), Demo3SLO(which, slo), attainment, hi, l.reuse)
+	g, _, err := sim.InstanceGoodputOn(sim.Config{Step: l.Step, Policy: p}, l.searchWorkload(), Demo3SLO(which, slo), attainment, hi, l.reuse)
 	return g, err
 }
 
 // Demo3SLO is the objective an instance kind of demo 3 is judged on:
 // colocated on both, prefill-only on TTFT alone, decode-only on TPOT alone.
-func Demo3SLO(which string, slo SLO) SLO {
+func Demo3SLO(which string, slo sim.SLO) sim.SLO {
 	switch which {
 	case "prefill-only":
 		slo.TPOT = 0
@@ -159,61 +165,18 @@ func Demo3SLO(which string, slo SLO) SLO {
 	return slo
 }
 
-// Split is x prefill + y decode instances and their combined goodput.
-type Split struct {
-	Prefill int     `json:"prefill"`
-	Decode  int     `json:"decode"`
-	Total   float64 `json:"total"`   // req/s the pair sustains
-	PerGPU  float64 `json:"per_gpu"` // Total / (Prefill + Decode)
-}
-
-// SplitArithmetic is the lecture's demo-3 account: x prefill and y decode
-// instances sustain min(x*gPre, y*gDec), assuming perfect balancing and free KV transfer.
-func SplitArithmetic(x, y int, gPre, gDec float64) Split {
-	t := min(float64(x)*gPre, float64(y)*gDec)
-	return Split{Prefill: x, Decode: y, Total: t, PerGPU: t / float64(x+y)}
-}
-
-// BestSplitArithmetic searches x, y in 1..maxEach for the highest per-GPU goodput
-// (ties go to fewer GPUs).
-func BestSplitArithmetic(gPre, gDec float64, maxEach int) Split {
-	best := Split{}
-	for x := 1; x <= maxEach; x++ {
-		for y := 1; y <= maxEach; y++ {
-			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
-				best = s
-			}
-		}
-	}
-	return best
-}
-
-// BestSplitWithin is the best per-GPU split using at most gpus GPUs in all
-// (ties go to fewer GPUs).
-func BestSplitWithin(gPre, gDec float64, gpus int) Split {
-	best := Split{}
-	for x := 1; x < gpus; x++ {
-		for y := 1; x+y <= gpus; y++ {
-			if s := SplitArithmetic(x, y, gPre, gDec); s.PerGPU > best.PerGPU*(1+1e-9) {
-				best = s
-			}
-		}
-	}
-	return best
-}
-
 // SimulatedSplit is the goodput of x prefill + y decode instances, fully
 // simulated (least-loaded router, KV over the GPU's link). The search starts
 // below guess, the arithmetic's estimate (pooling can beat it a little), and
 // widens if the objective still holds at the ceiling.
-func (l Lecture) SimulatedSplit(x, y int, slo SLO, attainment, guess float64) (Split, error) {
-	c := Cluster{Step: l.Step, Prefill: x, Decode: y}
+func (l Lecture) SimulatedSplit(x, y int, slo sim.SLO, attainment, guess float64) (sim.Split, error) {
+	c := sim.Cluster{Step: l.Step, Prefill: x, Decode: y}
 	hi := 1.5 * guess
 	wl := l.searchWorkload()
 	for {
-		total, perGPU, saturated, err := clusterGoodput(c, wl, slo, attainment, hi, l.reuse)
-		if err != nil || !saturated || hi >= MaxRate/4 {
-			return Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
+		total, perGPU, saturated, err := sim.ClusterGoodputOn(c, wl, slo, attainment, hi, l.reuse)
+		if err != nil || !saturated || hi >= sim.MaxRate/4 {
+			return sim.Split{Prefill: x, Decode: y, Total: total, PerGPU: perGPU}, err
 		}
 		hi *= 4
 	}
@@ -233,16 +196,16 @@ type Demo4Row struct {
 // As in the lecture's simulator, the chunk budget limits the prefill tokens
 // of a step and the decodes ride along (Chunked.ExcludeDecodes).
 func (l Lecture) Demo4Row(rate float64, budget int) (Demo4Row, error) {
-	var p Policy = PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}
+	var p sim.Policy = sim.PrefillFirst{MaxTokens: sim.DefaultMaxPrefillTokens}
 	if budget > 0 {
-		p = Chunked{Budget: budget, ExcludeDecodes: true}
+		p = sim.Chunked{Budget: budget, ExcludeDecodes: true}
 	}
 	rs, err := l.run(p, rate)
 	if err != nil {
 		return Demo4Row{}, err
 	}
-	t50, t90, _ := Percentiles3(l.values(rs, TTFT))
-	p50, p90, _ := Percentiles3(l.values(rs, TPOT))
+	t50, t90, _ := sim.Percentiles3(l.values(rs, sim.TTFT))
+	p50, p90, _ := sim.Percentiles3(l.values(rs, sim.TPOT))
 	return Demo4Row{Policy: p.Name(), Budget: budget, TTFTP50: t50, TTFTP90: t90, TPOTP50: p50, TPOTP90: p90}, nil
 }
 
@@ -253,14 +216,14 @@ type Demos struct {
 	Batch, Context int
 	Prompts        []int
 	Rates          []float64
-	SLO            SLO
+	SLO            sim.SLO
 	Attainment     float64
 	Rate4          float64
 	Budgets        []int
 }
 
-// LectureDemos are the lecture's own settings, with the demo-3 SLO given.
-func LectureDemos(slo SLO) Demos {
+// Defaults returns the lecture's own settings, with the demo-3 SLO given.
+func Defaults(slo sim.SLO) Demos {
 	return Demos{Batch: 32, Context: 700, Prompts: []int{128, 512, 1024, 2048},
 		Rates: []float64{5, 10, 20, 30, 40, 50, 60}, SLO: slo, Attainment: 0.9,
 		Rate4: 40, Budgets: []int{0, 256, 512, 1024, 2048}}
@@ -281,16 +244,16 @@ type Interference struct {
 // Demo3 is demo 3's goodput per GPU: the single instances, the splits by
 // the lecture's arithmetic, and the splits fully simulated.
 type Demo3 struct {
-	SLO        SLO     `json:"slo"`
-	Colocated  float64 `json:"colocated"`
-	Prefill    float64 `json:"prefill_only"`
-	Decode     float64 `json:"decode_only"`
-	Splits     []Split `json:"splits"`
-	Best       Split   `json:"best"`
-	Advantage  float64 `json:"best_over_colocated"`
-	Attainment float64 `json:"attainment"`
+	SLO        sim.SLO     `json:"slo"`
+	Colocated  float64     `json:"colocated"`
+	Prefill    float64     `json:"prefill_only"`
+	Decode     float64     `json:"decode_only"`
+	Splits     []sim.Split `json:"splits"`
+	Best       sim.Split   `json:"best"`
+	Advantage  float64     `json:"best_over_colocated"`
+	Attainment float64     `json:"attainment"`
 	// Full simulations of splits (router, KV transfer over the GPU's link).
-	Simulated []Split `json:"simulated"`
+	Simulated []sim.Split `json:"simulated"`
 }
 
 // DemoConfig is the workload the demos ran.
@@ -302,29 +265,29 @@ type DemoConfig struct {
 	Rate4    float64 `json:"demo4_rate"`
 }
 
-// LectureJob is one independent run of the demos: the jobs of a phase may
+// Job is one independent run of the demos: the jobs of a phase may
 // run in any order or in parallel (each writes its own slot); Demo says
 // which demo it fills, so a page can run only the one it shows.
-type LectureJob struct {
+type Job struct {
 	Demo int
 	// Run runs the job; its runs reuse mem when it is not nil. One
 	// Scratch must serve one job at a time: a caller running jobs one
 	// after another passes the same, one running them in parallel gives
 	// each worker its own (or nil).
-	Run func(mem *Scratch) error
+	Run func(mem *sim.Scratch) error
 	// Key is everything the job reads beside its Lecture, and Out the slot
 	// Run fills (*Demo2Row, *float64, *Split or *Demo4Row): the same
 	// Lecture and Key give the same Out, so a caller may keep results.
-	Key LectureJobKey
+	Key JobKey
 	Out any
 }
 
-// LectureJobKey is one job's inputs beside its Lecture (unused ones zero).
-type LectureJobKey struct {
+// JobKey is one job's inputs beside its Lecture (unused ones zero).
+type JobKey struct {
 	Kind       string // "demo2", "demo3 colocated|prefill-only|decode-only", "demo3 split", "demo4"
 	Rate       float64
 	Budget     int
-	SLO        SLO // for demo 3's single instances, the part the kind is judged on (Demo3SLO)
+	SLO        sim.SLO // for demo 3's single instances, the part the kind is judged on (Demo3SLO)
 	Attainment float64
 	X, Y       int     // a split's prefill and decode instances
 	Guess      float64 // a split's search start (the arithmetic's total)
@@ -333,12 +296,12 @@ type LectureJobKey struct {
 // drawn is l with its workload's randomness drawn, for jobs to share
 // (when it cannot be drawn, each run draws its own and reports the error).
 func (l Lecture) drawn() Lecture {
-	l.draws, _ = drawPoisson(l.N, Fixed(l.Prompt), Fixed(l.Output), l.Seed)
+	l.draws, _ = sim.DrawPoisson(l.N, sim.Fixed(l.Prompt), sim.Fixed(l.Output), l.Seed)
 	return l
 }
 
 // on is l with its runs on mem's memory.
-func (l Lecture) on(mem *Scratch) Lecture {
+func (l Lecture) on(mem *sim.Scratch) Lecture {
 	l.reuse = mem
 	return l
 }
@@ -346,7 +309,7 @@ func (l Lecture) on(mem *Scratch) Lecture {
 // Interference returns the demos' result with demo 1 filled in and the jobs
 // that fill demos 2, 3 (its single instances) and 4. After they ran,
 // Demo3Splits does demo 3's arithmetic and returns its last jobs.
-func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
+func (l Lecture) Interference(d Demos) (*Interference, []Job) {
 	res := &Interference{Model: l.Step.Model.Name, GPU: l.Step.GPU.Name,
 		Demo1:  l.Demo1(d.Batch, d.Context, d.Prompts),
 		Demo2:  make([]Demo2Row, len(d.Rates)),
@@ -354,24 +317,24 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 		Config: DemoConfig{Requests: l.N, Prompt: l.Prompt, Output: l.Output, Seed: l.Seed, Rate4: d.Rate4}}
 	res.Demo3.SLO, res.Demo3.Attainment = d.SLO, d.Attainment
 	l = l.drawn()
-	var jobs []LectureJob
+	var jobs []Job
 	for _, k := range []struct {
 		kind string
 		dst  *float64
 	}{{"colocated", &res.Demo3.Colocated}, {"prefill-only", &res.Demo3.Prefill}, {"decode-only", &res.Demo3.Decode}} {
-		jobs = append(jobs, LectureJob{Demo: 3, Run: func(mem *Scratch) (err error) {
+		jobs = append(jobs, Job{Demo: 3, Run: func(mem *sim.Scratch) (err error) {
 			*k.dst, err = l.on(mem).Demo3Goodput(k.kind, d.SLO, d.Attainment)
 			return
 		},
-			Key: LectureJobKey{Kind: "demo3 " + k.kind, SLO: Demo3SLO(k.kind, d.SLO), Attainment: d.Attainment}, Out: k.dst})
+			Key: JobKey{Kind: "demo3 " + k.kind, SLO: Demo3SLO(k.kind, d.SLO), Attainment: d.Attainment}, Out: k.dst})
 	}
 	for i, r := range d.Rates {
-		jobs = append(jobs, LectureJob{Demo: 2, Run: func(mem *Scratch) (err error) { res.Demo2[i], err = l.on(mem).Demo2Rate(r); return },
-			Key: LectureJobKey{Kind: "demo2", Rate: r}, Out: &res.Demo2[i]})
+		jobs = append(jobs, Job{Demo: 2, Run: func(mem *sim.Scratch) (err error) { res.Demo2[i], err = l.on(mem).Demo2Rate(r); return },
+			Key: JobKey{Kind: "demo2", Rate: r}, Out: &res.Demo2[i]})
 	}
 	for i, b := range d.Budgets {
-		jobs = append(jobs, LectureJob{Demo: 4, Run: func(mem *Scratch) (err error) { res.Demo4[i], err = l.on(mem).Demo4Row(d.Rate4, b); return },
-			Key: LectureJobKey{Kind: "demo4", Rate: d.Rate4, Budget: b}, Out: &res.Demo4[i]})
+		jobs = append(jobs, Job{Demo: 4, Run: func(mem *sim.Scratch) (err error) { res.Demo4[i], err = l.on(mem).Demo4Row(d.Rate4, b); return },
+			Key: JobKey{Kind: "demo4", Rate: d.Rate4, Budget: b}, Out: &res.Demo4[i]})
 	}
 	return res, jobs
 }
@@ -379,25 +342,25 @@ func (l Lecture) Interference(d Demos) (*Interference, []LectureJob) {
 // Demo3Splits fills demo 3's splits by the arithmetic (1P+1D, 2P+1D, the
 // best with up to 8 of each) from the single instances' goodput, and
 // returns the jobs that simulate DistServe's 2P+1D and the best split in full.
-func (l Lecture) Demo3Splits(res *Interference) []LectureJob {
+func (l Lecture) Demo3Splits(res *Interference) []Job {
 	l = l.drawn()
 	d := &res.Demo3
-	d.Best = BestSplitArithmetic(d.Prefill, d.Decode, 8)
-	d.Splits = []Split{SplitArithmetic(1, 1, d.Prefill, d.Decode), SplitArithmetic(2, 1, d.Prefill, d.Decode), d.Best}
+	d.Best = sim.BestSplitArithmetic(d.Prefill, d.Decode, 8)
+	d.Splits = []sim.Split{sim.SplitArithmetic(1, 1, d.Prefill, d.Decode), sim.SplitArithmetic(2, 1, d.Prefill, d.Decode), d.Best}
 	if d.Colocated > 0 {
 		d.Advantage = d.Best.PerGPU / d.Colocated
 	}
-	splits := []Split{d.Splits[1]}
+	splits := []sim.Split{d.Splits[1]}
 	if d.Best.Prefill != 2 || d.Best.Decode != 1 {
 		splits = append(splits, d.Best)
 	}
-	d.Simulated = make([]Split, len(splits))
-	jobs := make([]LectureJob, len(splits))
+	d.Simulated = make([]sim.Split, len(splits))
+	jobs := make([]Job, len(splits))
 	for i, s := range splits {
-		jobs[i] = LectureJob{Demo: 3, Run: func(mem *Scratch) (err error) {
+		jobs[i] = Job{Demo: 3, Run: func(mem *sim.Scratch) (err error) {
 			d.Simulated[i], err = l.on(mem).SimulatedSplit(s.Prefill, s.Decode, d.SLO, d.Attainment, s.Total)
 			return
-		}, Key: LectureJobKey{Kind: "demo3 split", SLO: d.SLO, Attainment: d.Attainment, X: s.Prefill, Y: s.Decode, Guess: s.Total}, Out: &d.Simulated[i]}
+		}, Key: JobKey{Kind: "demo3 split", SLO: d.SLO, Attainment: d.Attainment, X: s.Prefill, Y: s.Decode, Guess: s.Total}, Out: &d.Simulated[i]}
 	}
 	return jobs
 }
