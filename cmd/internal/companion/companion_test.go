@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -541,5 +542,39 @@ func TestPageEmbeddableFromAnyOrigin(t *testing.T) {
 		if a.status != 403 || !strings.Contains(a.body, `"code":"`+c.code+`"`) {
 			t.Errorf("%s %s %v: %d %.120s, want 403 %s", c.method, c.path, c.hdr, a.status, a.body, c.code)
 		}
+	}
+}
+
+// A lab server that redirects is not followed (the lab's key would go along
+// to a server nobody configured): the run fails with the reason.
+func TestMeasureNeverFollowsALabsRedirect(t *testing.T) {
+	var hits atomic.Int64
+	var auth atomic.Value
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		io.WriteString(w, `{"data":[{"id":"elsewhere"}]}`)
+	}))
+	defer elsewhere.Close()
+	lab := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer lab.Close()
+	_, u, _ := startCompanion(t, lab.URL)
+	a := do(t, "POST", u+"/api/measure", nil, `{"duration":2,"inject_after":1,"short_concurrency":1,"warmup":0,"model":"m"}`)
+	var started struct{ ID, Events string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil || a.status != 202 {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	evs := events(t, u+started.Events)
+	if last := evs[len(evs)-1]; last[0] != "end" || !strings.Contains(last[1], `"state":"failed"`) {
+		t.Errorf("last event %v, want the run failed", last)
+	}
+	l := do(t, "GET", u+"/api/runs", nil, "")
+	if !strings.Contains(l.body, "redirect") || !strings.Contains(l.body, strings.TrimPrefix(elsewhere.URL, "http://")) {
+		t.Errorf("the run's error does not name the redirect: %s", l.body)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests followed the lab's redirect (Authorization %q)", n, auth.Load())
 	}
 }
