@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"servelab/cmd/internal/labclient"
@@ -75,9 +76,19 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM and a terminal hang-up stop the run and save what was
+	// measured; a second Ctrl-C kills at once, but not a second SIGHUP (the
+	// shell passes one on after the kernel's). A closed stdout or stderr
+	// (`| head`) no longer kills the process with SIGPIPE: what it would
+	// print is dropped, and the run goes on to write --json.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	held := make(chan os.Signal, 1)
+	signal.Notify(held, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(held)
 	go func() { <-ctx.Done(); stop() }() // a second Ctrl-C kills at once
+	stdout = &closedPipeNote{w: stdout, note: stderr, json: o.JSON}
+	o.Log = stdout
 	o.Client = labclient.NewClient(o.ShortConcurrency+o.LongCount, !*noKernel)
 	if o.Model == "" {
 		m, err := labclient.DiscoverModel(ctx, o.Client, o.BaseURL, o.APIKey)
@@ -118,6 +129,33 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "\nEverything above was measured on your server. Run the other configuration and use `servelab compare` (or run.py --compare); a single run tells you nothing about chunking.")
 	return nil
+}
+
+// closedPipeNote passes writes to w until one fails (a closed pipe), then
+// drops them, saying once on note where the results go.
+type closedPipeNote struct {
+	w, note io.Writer
+	json    string
+	mu      sync.Mutex
+	failed  bool
+}
+
+// Write writes p to w, or drops it once a write has failed; it reports p as written.
+func (c *closedPipeNote) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed {
+		return len(p), nil
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.failed = true
+		where := "no --json given, so the results will not be kept"
+		if c.json != "" {
+			where = "the run goes on and is saved to " + c.json
+		}
+		fmt.Fprintf(c.note, "servelab measure: stdout closed (%v): %s\n", err, where)
+	}
+	return len(p), nil
 }
 
 func hostPort(host string, port int) string {

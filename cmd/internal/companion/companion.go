@@ -5,9 +5,12 @@
 // # Security
 //
 // The server binds loopback by default. Every request, site included, must
-// carry a Host from the allow-list (DNS rebinding) and, when it has an
-// Origin, an Origin from the allow-list (never "*"; WebSockets and simple
-// POSTs have no CORS protection of their own). Measurements reach only the
+// carry a Host from the allow-list (DNS rebinding). Every API request must
+// also, when it has an Origin, carry an Origin from the allow-list (never
+// "*"; WebSockets and simple POSTs have no CORS protection of their own),
+// and without one must not be a browser's cross-site request. The site (the
+// page and its assets) has no Origin check, so that any page can embed it
+// in an iframe ("Embed this view" in a slide deck). Measurements reach only the
 // configured lab servers, named by their name: this is not a proxy. API keys
 // for the lab servers come from the environment and never appear in an
 // answer. CheckHost, CheckOrigin and Guard are exported for other servers.
@@ -225,7 +228,10 @@ func (s *Server) Close() {
 	}
 }
 
-// Handler is the whole server: the guarded API and the site.
+// Handler is the whole server: the API under /api/, behind the Host and
+// Origin guard, and the site everywhere else, behind the Host check only, so
+// that a page of any origin (a slide deck from disk or another site) can
+// embed the page and load its assets.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", s.health)
@@ -242,8 +248,12 @@ func (s *Server) Handler() http.Handler {
 	if site == nil {
 		site = http.NotFoundHandler()
 	}
-	mux.Handle("/", site)
-	return Guard(mux, s.cfg.AllowedHosts, s.cfg.AllowedOrigins)
+	api := OriginGuard(mux, s.cfg.AllowedOrigins)
+	top := http.NewServeMux()
+	top.Handle("/api/", api)
+	top.Handle("/api", api)
+	top.Handle("/", site)
+	return HostGuard(top, s.cfg.AllowedHosts)
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

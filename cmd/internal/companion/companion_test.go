@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -485,5 +486,96 @@ func TestRunWithEveryRequestFailedIsFailed(t *testing.T) {
 	}
 	if l := do(t, "GET", u+"/api/runs", nil, ""); !strings.Contains(l.body, "every request failed") {
 		t.Errorf("list: %s", l.body)
+	}
+}
+
+// TestPageEmbeddableFromAnyOrigin: "Embed this view" puts the page in an
+// iframe of a slide deck opened from disk (file://, Origin "null" where one
+// is sent) or hosted on another site. The page and its assets load for any
+// origin; the measurement API keeps refusing those same callers.
+func TestPageEmbeddableFromAnyOrigin(t *testing.T) {
+	_, u, _ := startCompanion(t, "http://127.0.0.1:1")
+	iframe := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
+	with := func(extra map[string]string) map[string]string {
+		h := map[string]string{}
+		for k, v := range iframe {
+			h[k] = v
+		}
+		for k, v := range extra {
+			h[k] = v
+		}
+		return h
+	}
+	for _, c := range []struct {
+		name string
+		path string
+		hdr  map[string]string
+	}{
+		{"iframe from another site", "/?chapter=demo4", iframe},
+		{"iframe from a file:// deck", "/?chapter=demo2&lang=zh", with(map[string]string{"Origin": "null"})},
+		{"asset with a foreign Origin", "/app.js", with(map[string]string{"Origin": "https://slides.example.org", "Sec-Fetch-Dest": "script", "Sec-Fetch-Mode": "cors"})},
+		{"static probe file", "/favicon.svg", with(map[string]string{"Sec-Fetch-Dest": "image", "Sec-Fetch-Mode": "no-cors"})},
+	} {
+		a := do(t, "GET", u+c.path, c.hdr, "")
+		if a.status != 200 || a.body != "the site" {
+			t.Errorf("%s: GET %s = %d %.120s, want the site", c.name, c.path, a.status, a.body)
+		}
+		if acao := a.header.Get("Access-Control-Allow-Origin"); acao != "" {
+			t.Errorf("%s: the site sent Access-Control-Allow-Origin %q", c.name, acao)
+		}
+		if xfo := a.header.Get("X-Frame-Options"); xfo != "" {
+			t.Errorf("%s: X-Frame-Options %q forbids embedding", c.name, xfo)
+		}
+	}
+	// The API stays guarded against the same callers, and the Host check stays everywhere.
+	for _, c := range []struct {
+		method, path string
+		hdr          map[string]string
+		code         string
+	}{
+		{"GET", "/api/health", iframe, "origin_not_allowed"},
+		{"GET", "/api/runs", with(map[string]string{"Origin": "null"}), "origin_not_allowed"},
+		{"POST", "/api/measure", with(map[string]string{"Origin": "https://slides.example.org", "Content-Type": "text/plain"}), "origin_not_allowed"},
+		{"GET", "/api/nothing", with(map[string]string{"Origin": "https://slides.example.org"}), "origin_not_allowed"},
+		{"GET", "/", with(map[string]string{"Host": "rebind.attacker.example"}), "host_not_allowed"},
+	} {
+		a := do(t, c.method, u+c.path, c.hdr, "")
+		if a.status != 403 || !strings.Contains(a.body, `"code":"`+c.code+`"`) {
+			t.Errorf("%s %s %v: %d %.120s, want 403 %s", c.method, c.path, c.hdr, a.status, a.body, c.code)
+		}
+	}
+}
+
+// A lab server that redirects is not followed (the lab's key would go along
+// to a server nobody configured): the run fails with the reason.
+func TestMeasureNeverFollowsALabsRedirect(t *testing.T) {
+	var hits atomic.Int64
+	var auth atomic.Value
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		io.WriteString(w, `{"data":[{"id":"elsewhere"}]}`)
+	}))
+	defer elsewhere.Close()
+	lab := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer lab.Close()
+	_, u, _ := startCompanion(t, lab.URL)
+	a := do(t, "POST", u+"/api/measure", nil, `{"duration":2,"inject_after":1,"short_concurrency":1,"warmup":0,"model":"m"}`)
+	var started struct{ ID, Events string }
+	if err := json.Unmarshal([]byte(a.body), &started); err != nil || a.status != 202 {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	evs := events(t, u+started.Events)
+	if last := evs[len(evs)-1]; last[0] != "end" || !strings.Contains(last[1], `"state":"failed"`) {
+		t.Errorf("last event %v, want the run failed", last)
+	}
+	l := do(t, "GET", u+"/api/runs", nil, "")
+	if !strings.Contains(l.body, "redirect") || !strings.Contains(l.body, strings.TrimPrefix(elsewhere.URL, "http://")) {
+		t.Errorf("the run's error does not name the redirect: %s", l.body)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests followed the lab's redirect (Authorization %q)", n, auth.Load())
 	}
 }

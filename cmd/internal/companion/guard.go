@@ -75,13 +75,30 @@ func CheckOrigin(r *http.Request, allowed []string) bool {
 // Guard wraps h: requests with a Host outside hosts or an Origin outside
 // origins get 403 before h sees them. An allowed cross-origin caller gets
 // its own origin echoed in Access-Control-Allow-Origin (never "*") and
-// preflights are answered here.
+// preflights are answered here. It is HostGuard(OriginGuard(h, origins), hosts).
 func Guard(h http.Handler, hosts, origins []string) http.Handler {
+	return HostGuard(OriginGuard(h, origins), hosts)
+}
+
+// HostGuard wraps h: a request whose Host is not one of hosts gets 403
+// (DNS-rebinding protection) before h sees it. It checks nothing else, so
+// a page behind it can be embedded by a page of any origin.
+func HostGuard(h http.Handler, hosts []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !CheckHost(r, hosts) {
 			writeError(w, http.StatusForbidden, "host_not_allowed", "this server answers only to "+strings.Join(hosts, ", ")+" (DNS-rebinding protection)")
 			return
 		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// OriginGuard wraps h, an API: a request refused by CheckOrigin(r, origins)
+// gets 403 before h sees it; an allowed cross-origin caller gets its own
+// origin echoed in Access-Control-Allow-Origin (never "*"), and its
+// preflights get 204 here.
+func OriginGuard(h http.Handler, origins []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !CheckOrigin(r, origins) {
 			writeError(w, http.StatusForbidden, "origin_not_allowed", "requests from pages of another origin are not allowed")
 			return

@@ -459,3 +459,56 @@ func TestUsageBeyondMaxTokensIsIgnored(t *testing.T) {
 		t.Errorf("warnings:\n%s", w)
 	}
 }
+
+// redirectingLab answers every request with a 307 to elsewhere, which
+// records what reaches it; the returned counter is elsewhere's hits.
+func redirectingLab(t *testing.T) (lab *httptest.Server, elsewhere *httptest.Server, hits *atomic.Int64, auth *atomic.Value) {
+	hits, auth = new(atomic.Int64), new(atomic.Value)
+	elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		io.WriteString(w, `{"data":[{"id":"elsewhere"}]}`)
+	}))
+	t.Cleanup(elsewhere.Close)
+	lab = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(lab.Close)
+	return lab, elsewhere, hits, auth
+}
+
+// A lab server that redirects (a 307 to another port, say) is not followed:
+// the key would go with the requests, to a server nobody configured. The
+// run stops at once and says why.
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	lab, elsewhere, hits, auth := redirectingLab(t)
+	where := strings.TrimPrefix(elsewhere.URL, "http://")
+
+	_, err := DiscoverModel(context.Background(), NewClient(1, false), lab.URL, "sk-key")
+	if err == nil || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), where) {
+		t.Errorf("DiscoverModel through a redirect: %v", err)
+	}
+
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{{"NewClient", nil}, {"a caller's plain http.Client", &http.Client{}}} {
+		o := opts(lab.URL)
+		o.Model, o.APIKey, o.Client = "m", "sk-key", c.client
+		o.Duration, o.InjectAfter = 3, 2
+		start := time.Now()
+		res, err := Measure(context.Background(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !res.Interrupted || !errors.Is(res.Stop, ErrRedirect) || !strings.Contains(fmt.Sprint(res.Stop), where) {
+			t.Errorf("%s: interrupted %v, stop %v; want ErrRedirect naming %s", c.name, res.Interrupted, res.Stop, where)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: the run went on for %v after the first redirect", c.name, d)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests followed the redirect (Authorization %q)", n, auth.Load())
+	}
+}

@@ -95,9 +95,44 @@ func (r *Result) AllFailed() (bool, string) {
 // ErrServerGone reports a lab server that stopped answering mid-run.
 var ErrServerGone = errors.New("the lab server stopped answering")
 
+// ErrRedirect reports a lab server that answered with a redirect. It is
+// never followed: only the configured server is measured, and its API key
+// goes nowhere else.
+var ErrRedirect = errors.New("the lab server answered with a redirect, which servelab never follows")
+
+// isRedirect reports whether status is a redirect (3xx) that a client could follow.
+func isRedirect(status int) bool {
+	return status >= 300 && status < 400 && status != http.StatusNotModified
+}
+
+// redirectError is ErrRedirect with the status and where resp points to.
+func redirectError(resp *http.Response) error {
+	to := clipText(resp.Header.Get("Location"), 200)
+	if to == "" {
+		to = "(no Location)"
+	}
+	return fmt.Errorf("%w: HTTP %d from %s to %s; point servelab at the server's own address", ErrRedirect, resp.StatusCode, resp.Request.URL.Redacted(), to)
+}
+
+// clipText returns s cut to n bytes and made valid UTF-8.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// noRedirects returns a copy of c that follows no redirect: the redirect
+// itself comes back as the response.
+func noRedirects(c *http.Client) *http.Client {
+	cp := *c
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
+}
+
 // NewClient is an HTTP client for timing streams: no proxy from the
 // environment, no compression, HTTP/1.1 with an idle connection kept per
-// stream, Nagle off (Go's default for TCP). With kernelTime (Linux) its
+// stream, Nagle off (Go's default for TCP), and no redirect followed. With kernelTime (Linux) its
 // connections carry the kernel's receive timestamps, so a frame's time is
 // when it reached the machine, not when this process got round to reading it.
 func NewClient(conns int, kernelTime bool) *http.Client {
@@ -124,7 +159,7 @@ func NewClient(conns int, kernelTime bool) *http.Client {
 		WriteBufferSize:       64 << 10,
 		ReadBufferSize:        64 << 10,
 	}
-	return &http.Client{Transport: t}
+	return noRedirects(&http.Client{Transport: t})
 }
 
 // Validate checks the flags as the script does, and a little more.
@@ -173,11 +208,14 @@ func DiscoverModel(ctx context.Context, client *http.Client, baseURL, apiKey str
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	resp, err := client.Do(req)
+	resp, err := noRedirects(client).Do(req)
 	if err != nil {
 		return "", fmt.Errorf("could not read %s/v1/models (%s). Is the server up? Otherwise pass --model explicitly", baseURL, errorText(err))
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		return "", redirectError(resp)
+	}
 	var m struct {
 		Data []struct {
 			ID string `json:"id"`
@@ -296,6 +334,8 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	defer context.AfterFunc(ctx, func() { m.stopped.Store(true) })()
 	if m.client == nil {
 		m.client = NewClient(o.ShortConcurrency+o.LongCount, true)
+	} else {
+		m.client = noRedirects(m.client) // whoever made it: a redirect is never followed
 	}
 	logf := func(format string, a ...any) {
 		if o.Log != nil {
@@ -320,6 +360,9 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 		}
 		if r.connErr {
 			return nil, fmt.Errorf("%w during warmup: %s", ErrServerGone, r.err)
+		}
+		if r.redirect != nil {
+			return nil, fmt.Errorf("during warmup: %w", r.redirect)
 		}
 	}
 	m.openConns(ctx, o.ShortConcurrency+o.LongCount)
@@ -423,6 +466,10 @@ func (m *measurement) watch(ctx context.Context, r reply) {
 	}
 	fails := m.failRun
 	m.mu.Unlock()
+	if r.redirect != nil {
+		m.halt(r.redirect)
+		return
+	}
 	if r.connErr {
 		if _, err := DiscoverModel(ctx, m.client, m.opts.BaseURL, m.opts.APIKey); err != nil && ctx.Err() == nil {
 			m.halt(fmt.Errorf("%w (%s)", ErrServerGone, r.err))

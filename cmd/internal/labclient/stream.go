@@ -33,11 +33,12 @@ type reply struct {
 	bundled   bool // some frame carried more than one token
 	malformed int  // data lines that were not JSON
 	err       string
-	connErr   bool // the connection failed (refused, reset, cut mid-stream), not an HTTP error
-	cancelled bool // stopped by the caller
-	gaps      int  // gaps between content frames
-	sameRead  int  // of them, 0 exactly: the frames came out of one read, with one time
-	badUsage  bool // usage counted more tokens than max_tokens allows: ignored, one per frame
+	connErr   bool  // the connection failed (refused, reset, cut mid-stream), not an HTTP error
+	redirect  error // the server answered with a redirect (never followed): ErrRedirect, saying where to
+	cancelled bool  // stopped by the caller
+	gaps      int   // gaps between content frames
+	sameRead  int   // of them, 0 exactly: the frames came out of one read, with one time
+	badUsage  bool  // usage counted more tokens than max_tokens allows: ignored, one per frame
 }
 
 // stampedReader remembers the arrival time of the bytes its last Read
@@ -129,6 +130,12 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 		return fail(err)
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		out.latency = time.Since(start)
+		out.redirect = redirectError(resp)
+		out.err = out.redirect.Error()
+		return out
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		out.latency = time.Since(start)

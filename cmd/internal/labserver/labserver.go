@@ -16,6 +16,14 @@
 // Others coming, going or writing slowly then no longer move its frames,
 // and its every gap is the simulator's.
 //
+// A client that stops reading fills its socket buffers, and a write to it
+// then blocks. A watchdog replaces a writer whose write has blocked for
+// longer than stuckAfter with a fresh one, which carries on with the other
+// streams on time; the blocked stream's frames queue behind its blocked
+// write and are written from then on by a goroutine of its own. So a slow
+// reader costs only itself: it gets its frames late, and is dropped once a
+// write to it has waited writeWait.
+//
 // With Cadence set the engine is replaced by a metronome (every stream gets
 // a token every Cadence), a self-test for judging a client's own timing
 // error: its frames also carry "servelab_t", the server's send time, so a
@@ -65,7 +73,8 @@ type Server struct {
 	stopped chan struct{} // closed when the driver and the writers are gone
 	closing sync.Once
 	writers []chan []emission
-	wg      sync.WaitGroup // the writers
+	roles   []*writerRole  // per writer: its batches and the goroutine doing its job now
+	wg      sync.WaitGroup // the writers' goroutines (replaced ones too) and the slow streams' drains
 	slots   slots          // the driver's: each stream's writer and place in time
 	cost    []atomic.Int64 // per writer: how long its writes take lately, in ns (a moving average)
 	nextID  atomic.Int64
@@ -98,7 +107,67 @@ type stream struct {
 	mu   sync.Mutex
 	over bool
 	out  *response
+
+	// Frames waiting for the one writing this stream (write): usually just
+	// the frame being written; more behind a write that blocks.
+	qmu      sync.Mutex
+	queue    []emission
+	slow     atomic.Bool // a write to it blocked: its frames are written by drainSlow
+	draining atomic.Bool // a drainSlow goroutine is running for it
 }
+
+// push queues e for st's writer.
+func (st *stream) push(e emission) {
+	st.qmu.Lock()
+	st.queue = append(st.queue, e)
+	st.qmu.Unlock()
+}
+
+// pop takes the oldest queued frame; ok is false when none is queued.
+func (st *stream) pop() (e emission, ok bool) {
+	st.qmu.Lock()
+	defer st.qmu.Unlock()
+	if len(st.queue) == 0 {
+		return e, false
+	}
+	e = st.queue[0]
+	n := copy(st.queue, st.queue[1:])
+	st.queue[n] = emission{}
+	st.queue = st.queue[:n]
+	return e, true
+}
+
+// queued reports whether a frame is waiting.
+func (st *stream) queued() bool {
+	st.qmu.Lock()
+	defer st.qmu.Unlock()
+	return len(st.queue) > 0
+}
+
+// writerRole is one writer's job: its channel of batches, the batch being
+// written (shared, so that a replacement goroutine carries on where a
+// blocked one stopped) and the goroutine doing it now.
+type writerRole struct {
+	ch    chan []emission
+	cost  *atomic.Int64
+	cur   atomic.Pointer[batchCursor]
+	owner atomic.Pointer[writerRun]
+}
+
+// batchCursor is a batch and the index of its next emission to write.
+type batchCursor struct {
+	items []emission
+	next  atomic.Int64
+}
+
+// writerRun is one goroutine doing a writer's job. busy is when its current
+// write to a client began (UnixNano), 0 when it is not writing, and
+// replaced once the watchdog has handed its job to another goroutine.
+type writerRun struct {
+	busy atomic.Int64
+}
+
+const replaced = -1
 
 // emission is a delivery from the driver to a writer: tokens for a stream
 // at the simulator's time, or the request's failure.
@@ -125,6 +194,8 @@ const (
 	defaultChat = 256                    // max_tokens when a chat request gives none
 	defaultComp = 16                     // max_tokens when a completions request gives none (OpenAI's default)
 	writeWait   = 2 * time.Second        // a client that takes longer to accept a frame is dropped
+	stuckAfter  = 2 * time.Millisecond   // a writer whose write has blocked this long is replaced (watch)
+	watchIdle   = 50 * time.Millisecond  // the watchdog's period while no stream is active
 	dropEvery   = 10_000                 // requests between forgetting finished ones
 )
 
@@ -195,11 +266,18 @@ func New(cfg Config) (*Server, error) {
 	// same offset from every iteration's end (its slot).
 	s.writers = make([]chan []emission, max(1, runtime.GOMAXPROCS(0)))
 	s.slots, s.cost = newSlots(len(s.writers)), make([]atomic.Int64, len(s.writers))
+	s.roles = make([]*writerRole, len(s.writers))
 	for i := range s.writers {
 		s.writers[i] = make(chan []emission, 64)
+		r := &writerRole{ch: s.writers[i], cost: &s.cost[i]}
+		run := &writerRun{}
+		r.owner.Store(run)
+		s.roles[i] = r
 		s.wg.Add(1)
-		go s.writer(s.writers[i], &s.cost[i])
+		go s.writer(r, run)
 	}
+	watchDone := make(chan struct{})
+	go s.watch(watchDone)
 	go func() {
 		if cfg.Cadence > 0 {
 			s.metronome()
@@ -211,6 +289,7 @@ func New(cfg Config) (*Server, error) {
 			close(w)
 		}
 		s.wg.Wait()
+		close(watchDone)
 		close(s.stopped)
 	}()
 	return s, nil
@@ -274,21 +353,77 @@ func (s *Server) dispatch(batch []emission) {
 	}
 }
 
-// writer writes the frames of its streams, each when it is due, and keeps
-// cost up to date with how long a write takes.
-func (s *Server) writer(ch <-chan []emission, cost *atomic.Int64) {
+// writer does r's job as run: it writes the frames of r's streams, each
+// when it is due, and keeps r's cost up to date with how long a write
+// takes. It returns when r's channel is closed, or right after the write
+// during which the watchdog replaced it.
+func (s *Server) writer(r *writerRole, run *writerRun) {
 	defer s.wg.Done()
-	avg := int64(firstWrite)
-	for batch := range ch {
-		for _, e := range batch {
+	avg := r.cost.Load() // a replacement carries on with the average so far
+	if avg == 0 {
+		avg = int64(firstWrite)
+	}
+	for {
+		cur := r.cur.Load()
+		if cur == nil || cur.next.Load() >= int64(len(cur.items)) {
+			batch, ok := <-r.ch
+			if !ok {
+				return
+			}
+			cur = &batchCursor{items: batch}
+			r.cur.Store(cur)
+		}
+		for {
+			i := cur.next.Add(1) - 1
+			if i >= int64(len(cur.items)) {
+				break
+			}
+			e := cur.items[i]
 			if !e.due.IsZero() {
 				s.waitUntil(e.due) // when closing, write at once: the error frames follow
 			}
-			if took := s.write(e); took > 0 {
+			took := s.write(e, run)
+			if run.busy.Load() == replaced {
+				return // another goroutine has the job; this write's time says nothing about the others
+			}
+			if took > 0 {
 				avg += (int64(took) - avg) / 32
 			}
 		}
-		cost.Store(avg)
+		r.cost.Store(avg)
+	}
+}
+
+// watch is the watchdog: a writer whose write to one client has blocked for
+// longer than stuckAfter (a client not reading, its socket buffers full)
+// gets a fresh goroutine that carries on with the writer's other streams
+// from the next emission, so they keep their times; when the blocked write
+// returns, its stream is marked slow. It runs until done is closed.
+func (s *Server) watch(done <-chan struct{}) {
+	timer := time.NewTimer(watchIdle)
+	defer timer.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		now := time.Now().UnixNano()
+		for _, r := range s.roles {
+			run := r.owner.Load()
+			b := run.busy.Load()
+			if b > 0 && now-b > int64(stuckAfter) && run.busy.CompareAndSwap(b, replaced) {
+				next := &writerRun{}
+				r.owner.Store(next)
+				s.wg.Add(1) // the blocked goroutine is still counted, so the count is not zero
+				go s.writer(r, next)
+			}
+		}
+		if s.active.Load() > 0 {
+			timer.Reset(stuckAfter / 2)
+		} else {
+			timer.Reset(watchIdle)
+		}
 	}
 }
 
@@ -376,18 +511,86 @@ func (t *slots) release(st *stream) {
 	st.slot = -1
 }
 
-// write delivers one emission to its stream's client; it returns how long
-// writing a frame took, or 0 when it wrote none.
-func (s *Server) write(e emission) (took time.Duration) {
+// write delivers one emission to its stream's client, as run, or queues it
+// behind a write to that client in progress elsewhere (whose goroutine then
+// writes it, in order). A slow stream's frames go to its own goroutine
+// (drainSlow). It returns how long writing a frame took, or 0 when it
+// wrote none.
+func (s *Server) write(e emission, run *writerRun) (took time.Duration) {
 	st := e.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.push(e)
+	if st.slow.Load() {
+		s.startDrain(st)
+		return 0
+	}
+	// Whoever holds st.mu writes what is queued, and after letting go looks
+	// again, so no frame is left behind.
+	for st.mu.TryLock() {
+		took = max(took, s.drainLocked(st, run))
+		st.mu.Unlock()
+		if !st.queued() {
+			break
+		}
+	}
+	return took
+}
+
+// startDrain starts st's drainSlow goroutine unless one is running.
+func (s *Server) startDrain(st *stream) {
+	if st.draining.CompareAndSwap(false, true) {
+		s.wg.Add(1) // from a writer, which is counted
+		go s.drainSlow(st)
+	}
+}
+
+// drainSlow writes a slow stream's queued frames, blocking on that client
+// alone, and returns when none is left.
+func (s *Server) drainSlow(st *stream) {
+	defer s.wg.Done()
+	for {
+		st.mu.Lock()
+		s.drainLocked(st, nil)
+		st.mu.Unlock()
+		st.draining.Store(false)
+		if !st.queued() || !st.draining.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+// drainLocked writes st's queued frames in order; st.mu is held. run, when
+// not nil, is marked busy during each write, for the watchdog. It returns
+// the longest time a frame took to write.
+func (s *Server) drainLocked(st *stream, run *writerRun) (took time.Duration) {
+	for {
+		e, ok := st.pop()
+		if !ok {
+			return took
+		}
+		took = max(took, s.writeLocked(e, run))
+	}
+}
+
+// writeLocked delivers one emission to its stream's client; e.st.mu is
+// held. It returns how long writing a frame took, or 0 when it wrote none.
+// A client whose write fails (gone, or not reading for writeWait) is
+// dropped: its stream ends and the driver aborts its request.
+func (s *Server) writeLocked(e emission, run *writerRun) (took time.Duration) {
+	st := e.st
 	if st.over {
 		return 0
 	}
 	end := func() {
 		st.over = true
 		close(st.finished)
+	}
+	start := time.Now()
+	if run != nil && run.busy.CompareAndSwap(0, start.UnixNano()) {
+		defer func() {
+			if !run.busy.CompareAndSwap(start.UnixNano(), 0) {
+				st.slow.Store(true) // the watchdog found this write blocked
+			}
+		}()
 	}
 	if e.err != "" {
 		st.out.fail(e.err)
@@ -398,7 +601,6 @@ func (s *Server) write(e emission) (took time.Duration) {
 		end()
 		return 0
 	}
-	start := time.Now()
 	wrote, ok := st.out.tokens(e.tokens, e.done)
 	if wrote {
 		now := time.Now()
@@ -409,6 +611,9 @@ func (s *Server) write(e emission) (took time.Duration) {
 			s.gapErr.add(max(d, -d))
 		}
 		st.out.lastAt, st.out.lastWrite = e.at, now
+	}
+	if !ok {
+		st.left.Store(true) // the driver aborts the request at its next token
 	}
 	if !ok || e.done {
 		end()

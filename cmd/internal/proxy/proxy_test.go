@@ -327,3 +327,91 @@ func TestNewRefusesBadUpstreams(t *testing.T) {
 		t.Errorf("normalized %v, %v", u, err)
 	}
 }
+
+// labBodies are the bodies the lab's own clients send: run.py
+// (cmd/servelab/testdata/run.py, completions and chat), servelab measure
+// (cmd/internal/labclient, with stream_options) and the page's edge live
+// mode (wasm/play/edge.go).
+var labBodies = []struct {
+	name string
+	chat bool
+	body string
+}{
+	{"run.py completions", false, `{"model": "m", "prompt": "1 2 3", "max_tokens": 16, "temperature": 0.0, "stream": true, "ignore_eos": true}`},
+	{"run.py chat", true, `{"model": "m", "messages": [{"role": "user", "content": "1 2 3"}], "max_tokens": 16, "temperature": 0.0, "stream": true, "ignore_eos": false}`},
+	{"measure completions", false, `{"ignore_eos":true,"max_tokens":16,"model":"","prompt":"1 2 3","stream":true,"stream_options":{"continuous_usage_stats":true,"include_usage":true},"temperature":0}`},
+	{"measure chat", true, `{"ignore_eos":true,"max_tokens":16,"messages":[{"content":"1 2 3","role":"user"}],"model":"m","stream":true,"stream_options":{"continuous_usage_stats":true,"include_usage":true},"temperature":0}`},
+	{"edge live mode", false, `{"ignore_eos":true,"max_tokens":16,"model":"m","prompt":"4 5 6","stream":true,"stream_options":{"continuous_usage_stats":true,"include_usage":true},"temperature":0}`},
+	{"chat max_completion_tokens, n 1", true, `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_completion_tokens":8,"n":1}`},
+}
+
+func TestOnePromptAndOnlyTheLabsFields(t *testing.T) {
+	up, _ := NormalizeUpstream("http://lab.example/v1")
+	for _, c := range labBodies {
+		out, e := ValidateCompletion([]byte(c.body), 64, c.chat, up)
+		if e != nil {
+			t.Errorf("%s: refused: %s", c.name, e.Msg)
+			continue
+		}
+		var in, got map[string]any
+		json.Unmarshal([]byte(c.body), &in)
+		json.Unmarshal(out, &got)
+		for k, v := range in {
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Errorf("%s: %s forwarded as %v, sent %v", c.name, k, got[k], v)
+			}
+		}
+	}
+	// A batch (one choice per prompt upstream) and every field the lab does
+	// not send are refused, and the message names what was wrong.
+	for _, c := range []struct {
+		name string
+		chat bool
+		body string
+		says string
+	}{
+		{"a list of prompts", false, `{"prompt":["a","b","c"],"max_tokens":4}`, `"prompt"`},
+		{"a list of token-id lists", false, `{"prompt":[[1,2],[3,4]],"max_tokens":4}`, `"prompt"`},
+		{"a list of one prompt", false, `{"prompt":["a"],"max_tokens":4}`, `"prompt"`},
+		{"token ids", false, `{"prompt":[1,2,3],"max_tokens":4}`, `"prompt"`},
+		{"a number", false, `{"prompt":7}`, `"prompt"`},
+		{"null prompt", false, `{"prompt":null}`, `"prompt"`},
+		{"use_beam_search", false, `{"prompt":"x","use_beam_search":true}`, `"use_beam_search"`},
+		{"guided_regex", false, `{"prompt":"x","guided_regex":"(a|aa)*b"}`, `"guided_regex"`},
+		{"min_tokens", false, `{"prompt":"x","min_tokens":4}`, `"min_tokens"`},
+		{"several unknown, all named", false, `{"prompt":"x","echo":true,"logprobs":5,"suffix":"y"}`, `"echo", "logprobs", "suffix"`},
+		{"chat: a tool list", true, `{"messages":[{"role":"user","content":"x"}],"tools":[]}`, `"tools"`},
+		{"chat: content parts (an image URL fetched upstream)", true, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://169.254.169.254/"}}]}]}`, `"content"`},
+		{"chat: a message field", true, `{"messages":[{"role":"user","content":"x","name":"n"}]}`, `"name"`},
+		{"chat: messages not a list", true, `{"messages":{"role":"user","content":"x"}}`, `"messages"`},
+		{"chat: a prompt too", true, `{"messages":[{"role":"user","content":"x"}],"prompt":["a","b"]}`, `"prompt"`},
+		{"completions: messages too", false, `{"prompt":"x","messages":[]}`, `"messages"`},
+		{"stream_options: another option", false, `{"prompt":"x","stream_options":{"include_usage":true,"chunk_size":1}}`, `"chunk_size"`},
+		{"stream_options: not a bool", false, `{"prompt":"x","stream_options":{"include_usage":"yes"}}`, `"include_usage"`},
+		{"temperature: a string", false, `{"prompt":"x","temperature":"hot"}`, `"temperature"`},
+		{"ignore_eos: a number", false, `{"prompt":"x","ignore_eos":1}`, `"ignore_eos"`},
+		{"model: an object", false, `{"prompt":"x","model":{"id":"m"}}`, `"model"`},
+	} {
+		_, e := ValidateCompletion([]byte(c.body), 64, c.chat, up)
+		if e == nil {
+			t.Errorf("%s: %s passed", c.name, c.body)
+			continue
+		}
+		if e.Status != 400 || e.Code != CodeInvalidRequest || !strings.Contains(e.Msg, c.says) {
+			t.Errorf("%s: %d %s %q, want 400 %s naming %s", c.name, e.Status, e.Code, e.Msg, CodeInvalidRequest, c.says)
+		}
+	}
+}
+
+func TestBatchNeverReachesTheLab(t *testing.T) {
+	lab := newFakeLab(t, 0)
+	srv := newTestProxy(t, lab, nil)
+	batch := `{"prompt":[` + strings.TrimSuffix(strings.Repeat(`"a",`, 100), ",") + `],"max_tokens":64,"stream":true}`
+	resp, eb := post(t, srv.URL+"/api/v1/completions", batch, nil)
+	if resp.StatusCode != 400 || eb.Error.Code != CodeInvalidRequest || !strings.Contains(eb.Error.Message, "prompt") {
+		t.Errorf("a batch of 100 prompts: %d %+v", resp.StatusCode, eb.Error)
+	}
+	if n := lab.hits.Load(); n != 0 {
+		t.Errorf("the batch reached the lab server (%d requests)", n)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -89,7 +92,10 @@ func CheckNamedUpstream(r *http.Request, configured *url.URL) *RequestError {
 // returns the body to send upstream: the same fields, with max_tokens set to
 // maxTokens when the client left it out (a lab server's default may be the
 // whole context). chat says whether it is a chat request, which may use
-// max_completion_tokens instead.
+// max_completion_tokens instead. Only the fields the lab's clients send are
+// accepted (completionFields, chatFields) and only one prompt (a string, or
+// one list of string messages): a list of prompts is a batch, answered with
+// one choice per prompt, which would multiply max_tokens past the limit.
 func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.URL) ([]byte, *RequestError) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -112,6 +118,9 @@ func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.U
 			return nil, refuse(http.StatusForbidden, CodeUpstreamDenied, "field %q names another server: this proxy only reaches its configured lab server", f)
 		}
 		delete(fields, f) // the lab server has no use for it
+	}
+	if e := checkFieldNames(fields, chat); e != nil {
+		return nil, e
 	}
 	if chat {
 		if _, ok := fields["messages"]; !ok {
@@ -154,6 +163,9 @@ func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.U
 	if raw, ok := fields["stream"]; ok && string(raw) != "true" && string(raw) != "false" && string(raw) != "null" {
 		return nil, refuse(http.StatusBadRequest, CodeInvalidRequest, "stream must be true or false")
 	}
+	if e := checkFieldValues(fields); e != nil {
+		return nil, e
+	}
 	out, err := json.Marshal(fields)
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, CodeBadJSON, "the body could not be re-encoded: %v", err)
@@ -161,12 +173,123 @@ func ValidateCompletion(body []byte, maxTokens int, chat bool, configured *url.U
 	return out, nil
 }
 
+// completionFields and chatFields are the body fields the proxy passes on
+// for /v1/completions and /v1/chat/completions: those the lab's clients send
+// (run.py, servelab measure, the page's edge live mode), and n and best_of
+// when they are 1. The upstream-naming fields are handled (and dropped)
+// before these are checked.
+var (
+	completionFields = []string{"model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "ignore_eos", "n", "best_of"}
+	chatFields       = []string{"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "ignore_eos", "n"}
+	// streamOptions are the stream_options the lab asks for (usage on every chunk).
+	streamOptions = []string{"include_usage", "continuous_usage_stats"}
+	// chatRoles are the message roles accepted; a message has only a role and a string content.
+	chatRoles = []string{"system", "user", "assistant"}
+)
+
+// checkFieldNames refuses a body with any field outside completionFields
+// (chatFields when chat), naming every such field.
+func checkFieldNames(fields map[string]json.RawMessage, chat bool) *RequestError {
+	allowed := completionFields
+	if chat {
+		allowed = chatFields
+	}
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, strconv.Quote(clip(k, 40)))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 8 {
+		unknown = append(unknown[:8], fmt.Sprintf("and %d more", len(unknown)-8))
+	}
+	word := "field"
+	if len(unknown) > 1 {
+		word = "fields"
+	}
+	return refuse(http.StatusBadRequest, CodeInvalidRequest, "%s %s not accepted: this proxy passes only the lab's fields (%s)",
+		word, strings.Join(unknown, ", "), strings.Join(allowed, ", "))
+}
+
+// checkFieldValues checks the types of the accepted fields present in
+// fields: one prompt (a string), messages as a list of {role, content}
+// with string content, stream_options of the lab's boolean options, a
+// numeric temperature, a boolean ignore_eos and a string model (null is
+// accepted for each but prompt and messages). It rewrites messages and
+// stream_options from what it decoded, so the lab server receives exactly
+// what was checked (no duplicate keys inside them).
+func checkFieldValues(fields map[string]json.RawMessage) *RequestError {
+	isNull := func(raw json.RawMessage) bool { return string(raw) == "null" }
+	if raw, ok := fields["prompt"]; ok {
+		var p string
+		if isNull(raw) || json.Unmarshal(raw, &p) != nil {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "\"prompt\" must be one string: a list of prompts or of token ids is a batch, one choice each, which this proxy does not pass")
+		}
+	}
+	if raw, ok := fields["messages"]; ok {
+		var msgs []map[string]json.RawMessage
+		if json.Unmarshal(raw, &msgs) != nil {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "\"messages\" must be a list of {\"role\", \"content\"} objects")
+		}
+		type message struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		clean := make([]message, len(msgs))
+		for i, m := range msgs {
+			for k := range m {
+				if k != "role" && k != "content" {
+					return refuse(http.StatusBadRequest, CodeInvalidRequest, "message %d: field %q not accepted: a message has only \"role\" and \"content\"", i, clip(k, 40))
+				}
+			}
+			if json.Unmarshal(m["role"], &clean[i].Role) != nil || !slices.Contains(chatRoles, clean[i].Role) {
+				return refuse(http.StatusBadRequest, CodeInvalidRequest, "message %d: \"role\" must be one of %s", i, strings.Join(chatRoles, ", "))
+			}
+			if json.Unmarshal(m["content"], &clean[i].Content) != nil || isNull(m["content"]) {
+				return refuse(http.StatusBadRequest, CodeInvalidRequest, "message %d: \"content\" must be a string (no content parts)", i)
+			}
+		}
+		fields["messages"], _ = json.Marshal(clean)
+	}
+	if raw, ok := fields["stream_options"]; ok && !isNull(raw) {
+		var opts map[string]json.RawMessage
+		if json.Unmarshal(raw, &opts) != nil || opts == nil {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "\"stream_options\" must be an object")
+		}
+		clean := make(map[string]bool, len(opts))
+		for k, v := range opts {
+			if !slices.Contains(streamOptions, k) {
+				return refuse(http.StatusBadRequest, CodeInvalidRequest, "stream_options field %q not accepted: only %s", clip(k, 40), strings.Join(streamOptions, ", "))
+			}
+			var b bool
+			if json.Unmarshal(v, &b) != nil || isNull(v) {
+				return refuse(http.StatusBadRequest, CodeInvalidRequest, "stream_options %q must be true or false", k)
+			}
+			clean[k] = b
+		}
+		fields["stream_options"], _ = json.Marshal(clean)
+	}
+	for _, f := range []struct {
+		name, kind string
+		into       any
+	}{{"temperature", "number", new(float64)}, {"ignore_eos", "boolean", new(bool)}, {"model", "string", new(string)}} {
+		if raw, ok := fields[f.name]; ok && !isNull(raw) && json.Unmarshal(raw, f.into) != nil {
+			return refuse(http.StatusBadRequest, CodeInvalidRequest, "%q must be a %s, got %s", f.name, f.kind, clip(string(raw), 40))
+		}
+	}
+	return nil
+}
+
 // knownFields are the body fields the proxy checks or a lab server reads.
 // Go's JSON decoder (the lab server's, and others') matches keys ignoring
 // case with Unicode folding, so "Max_Tokens" or "max_to\u212aens" (Kelvin
 // sign) would reach max_tokens there while passing the exact-key checks here.
 var knownFields = append([]string{"max_tokens", "max_completion_tokens", "min_tokens", "n", "best_of",
-	"stream", "stream_options", "prompt", "messages", "model", "ignore_eos"}, upstreamFields...)
+	"stream", "stream_options", "prompt", "messages", "model", "ignore_eos", "temperature"}, upstreamFields...)
 
 var knownFolded = func() map[string]string {
 	m := map[string]string{}

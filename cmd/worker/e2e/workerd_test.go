@@ -827,6 +827,52 @@ func TestWorkerInWorkerd(t *testing.T) {
 		lab.mu.Unlock()
 	})
 
+	t.Run("page embeddable from any origin", func(t *testing.T) {
+		// "Embed this view": a slide deck from disk (Origin "null" where one is
+		// sent) or from another site puts the page in an iframe; the page and its
+		// assets load, and nothing in the answer forbids framing.
+		for _, c := range []struct{ path, origin, dest string }{
+			{"/?embed=1&chapter=demo4", "", "iframe"},
+			{"/index.html?embed=1&chapter=demo3", "null", "iframe"},
+			{"/app.js", "https://slides.example.org", "script"},
+			{"/style.css", "null", "style"},
+		} {
+			req, _ := http.NewRequest("GET", base+c.path, nil)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+			req.Header.Set("Sec-Fetch-Dest", c.dest)
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || len(b) == 0 {
+				t.Errorf("GET %s from %q (%s): %d %.120s, want the site's file", c.path, c.origin, c.dest, resp.StatusCode, b)
+			}
+			csp := resp.Header.Get("Content-Security-Policy")
+			if xfo := resp.Header.Get("X-Frame-Options"); xfo != "" || strings.Contains(csp, "frame-ancestors") {
+				t.Errorf("GET %s forbids framing: X-Frame-Options %q, Content-Security-Policy %q", c.path, xfo, csp)
+			}
+		}
+		// The API keeps refusing those callers.
+		req, _ := http.NewRequest("POST", base+"/api/v1/completions", strings.NewReader(`{"prompt":"from a deck","max_tokens":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("CF-Connecting-IP", "198.51.100.31")
+		req.Header.Set("Origin", "null")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 403 || lab.seen("from a deck") != 0 {
+			t.Errorf("POST /api/v1/completions from Origin null: %d %s, want 403 before the lab server", resp.StatusCode, b)
+		}
+	})
+
 	t.Run("rate limit holds across requests", func(t *testing.T) {
 		// Each request runs in a fresh Go instance: only state kept outside Go
 		// (edge.mjs's module scope) can count a burst. A token comes back every
