@@ -172,7 +172,7 @@ func runFiguresJSON(st play.State, f play.Figures, kv kvFigures, rates []play.Ra
 	}
 	out := map[string]any{
 		"query": st.Query(), "ttft": pct(f.TTFT), "tpot": pct(f.TPOT), "itl": pct(f.ITL), "itl_max": f.ITLMax,
-		"slo":        map[string]float64{"ttft": (st.SLO.TTFT*1e3) / 1e3, "tpot": (st.SLO.TPOT*1e3) / 1e3},
+		"slo":        map[string]float64{"ttft": (st.SLO.TTFT * 1e3) / 1e3, "tpot": (st.SLO.TPOT * 1e3) / 1e3},
 		"attainment": f.Attainment, "completed": f.Completed, "submitted": f.Submitted,
 		"throughput_tok_s": f.Throughput, "truncated": f.Truncated, "latency_vs_rate": rates,
 		"sim_ms": p.simMs, "draw_ms": p.drawMs, "kv": kv.cache(), "transfers": kv.transfers(),

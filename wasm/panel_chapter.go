@@ -189,4 +189,3 @@ func embedSnippet(href string) string {
 	}
 	return `<iframe src="` + html.EscapeString(href+sep+"embed=1") + `" width="960" height="600" style="border:0" title="servelab" loading="lazy"></iframe>`
 }
-
