@@ -141,6 +141,56 @@ func (o *Outcome) close(e *Engine) {
 // Run simulates reqs to completion: the whole-run driver of the engine.
 func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, nil) }
 
+// RunClosed simulates reqs as a closed loop: concurrency requests are sent
+// at time 0 and each later one, in reqs' order, the moment one ends (or is
+// refused); the requests' own arrival times are ignored. It returns an error
+// when concurrency is below 1 or reqs is empty.
+func RunClosed(cfg Config, reqs []Request, concurrency int) (*Outcome, error) {
+	if concurrency < 1 || len(reqs) == 0 {
+		return nil, fmt.Errorf("closed loop: want a concurrency ≥ 1 and requests, got %d and %d", concurrency, len(reqs))
+	}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	next := 0
+	// submit sends the next request; one refused at once (its result says
+	// why) frees its slot for the one after.
+	submit := func(at float64) {
+		for next < len(reqs) {
+			r := reqs[next]
+			r.Arrival = at
+			next++
+			if e.Submit(r) == nil {
+				return
+			}
+		}
+	}
+	for next < len(reqs) && next < concurrency {
+		submit(0)
+	}
+	out := &Outcome{}
+	for {
+		it, ok := e.Step()
+		if !ok {
+			break
+		}
+		out.record(it, cfg.Trace)
+		for _, item := range it.Items {
+			if item.Done && next < len(reqs) {
+				submit(it.End())
+			}
+		}
+		for range it.Rejected {
+			if next < len(reqs) {
+				submit(it.End())
+			}
+		}
+	}
+	out.finish(e)
+	return out, nil
+}
+
 // RunOn is Run on mem's memory (see Engine.UseMemory): the outcome's
 // results live in mem until it serves another run.
 func RunOn(cfg Config, reqs []Request, mem *Scratch) (*Outcome, error) {

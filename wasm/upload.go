@@ -4,7 +4,7 @@ package main
 
 import (
 	"math"
-	"servelab/sim"
+	"servelab/sim/results"
 	"servelab/wasm/play"
 	"sync"
 	"syscall/js"
@@ -20,8 +20,8 @@ func (a *App) bindUpload() {
 		for i := 0; i < n && i < 3; i++ {
 			f := files.Index(i)
 			name := f.Get("name").String()
-			if size := f.Get("size").Float(); size > sim.MaxMeasuredBytes {
-				a.message(play.Tf(a.lang, "up.toobig", name, size/1e6, sim.MaxMeasuredBytes>>20), true)
+			if size := f.Get("size").Float(); size > results.MaxBytes {
+				a.message(play.Tf(a.lang, "up.toobig", name, size/1e6, results.MaxBytes>>20), true)
 				continue
 			}
 			if size := f.Get("size").Float(); size > bigUploadBytes {

@@ -11,6 +11,7 @@ import (
 
 	"servelab/sim"
 	"servelab/sim/calibrate"
+	"servelab/sim/results"
 )
 
 func init() {
@@ -143,7 +144,7 @@ func readEvidence(cfg sim.Config, path string) (calibrate.Evidence, error) {
 		return calibrate.Evidence{}, ferr
 	}
 	defer f.Close()
-	b, verr := sim.ReadVLLMBench(f)
+	b, verr := results.ReadVLLM(f)
 	if verr != nil {
 		return calibrate.Evidence{}, fmt.Errorf("%s: neither a measured-JSON file (%v) nor a vLLM bench result (%v)", path, err, verr)
 	}

@@ -14,6 +14,7 @@ import (
 	"servelab/cmd/internal/labclient"
 	"servelab/sim"
 	"servelab/sim/lab"
+	"servelab/sim/results"
 )
 
 func init() {
@@ -33,7 +34,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return errCompareArgs
 	}
 	var labs []lab.Summary
-	var benches []*sim.BenchRun
+	var benches []*results.Run
 	labFiles := 0
 	for _, p := range fs.Args() {
 		data, err := readBounded(p)
@@ -89,12 +90,12 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, sim.MaxMeasuredBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, results.MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(data) > sim.MaxMeasuredBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, sim.MaxMeasuredBytes)
+	if len(data) > results.MaxBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, results.MaxBytes)
 	}
 	return data, nil
 }
@@ -112,8 +113,8 @@ func isMeasuredJSON(data []byte) bool {
 // readBenchFile reads a benchmark tool's file and, where the tool writes its
 // own figures into a file beside it (AIPerf, GenAI-Perf, llmperf), that
 // file too, so the figures can be checked against the tool's.
-func readBenchFile(path string, data []byte) ([]*sim.BenchRun, error) {
-	runs, err := sim.ReadBench(path, data)
+func readBenchFile(path string, data []byte) ([]*results.Run, error) {
+	runs, err := results.Read(path, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: neither a measured-JSON file nor a benchmark tool's result: %w", path, err)
 	}
@@ -126,7 +127,7 @@ func readBenchFile(path string, data []byte) ([]*sim.BenchRun, error) {
 		if err != nil {
 			continue // the tool's summary is optional: the per-request file stands alone
 		}
-		if cs, err := sim.ReadBench(c, cd); err == nil && len(cs) == 1 && cs[0].Tool == r.Tool {
+		if cs, err := results.Read(c, cd); err == nil && len(cs) == 1 && cs[0].Tool == r.Tool {
 			r.Merge(cs[0])
 		}
 	}
@@ -135,7 +136,7 @@ func readBenchFile(path string, data []byte) ([]*sim.BenchRun, error) {
 
 // benchLabSummary puts a run with chunk gaps in the lab's table: its gaps
 // give the ITL columns and its largest the worst gap (it has no injection).
-func benchLabSummary(b *sim.BenchRun) (lab.Summary, bool) {
+func benchLabSummary(b *results.Run) (lab.Summary, bool) {
 	var itl []float64
 	for _, r := range b.Requests {
 		if r.Error == "" {
@@ -157,7 +158,7 @@ func benchLabSummary(b *sim.BenchRun) (lab.Summary, bool) {
 // benchTable prints each run's figures, computed from its requests, with the
 // file's own figure beside where it states one; sim, when given, adds a
 // simulated column.
-func benchTable(w io.Writer, runs []*sim.BenchRun, simulated map[string]float64) {
+func benchTable(w io.Writer, runs []*results.Run, simulated map[string]float64) {
 	headers := []string{"ms"}
 	figs := make([]map[string]float64, len(runs))
 	for i, r := range runs {
@@ -169,7 +170,7 @@ func benchTable(w io.Writer, runs []*sim.BenchRun, simulated map[string]float64)
 	}
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL/chunk", "itl_token": "ITL/token", "e2e": "E2E"}
 	var rows [][]string
-	for _, f := range sim.FigureNames {
+	for _, f := range results.FigureNames {
 		for _, p := range []string{"p50", "p90", "p99"} {
 			k := f + "_" + p
 			row := []string{names[f] + " " + p}
@@ -211,7 +212,7 @@ func benchTable(w io.Writer, runs []*sim.BenchRun, simulated map[string]float64)
 }
 
 // load says what the run offered.
-func load(r *sim.BenchRun) string {
+func load(r *results.Run) string {
 	var parts []string
 	switch {
 	case r.Concurrency > 0:

@@ -11,13 +11,14 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/results"
 	"servelab/sim/scenario"
 )
 
 // benchLike reads --like's file when it is a benchmark tool's result (nil
 // when it is a lab measured-JSON file). PATH#N picks run N of a file with
 // several (a GuideLLM sweep, SGLang's appended lines).
-func benchLike(like string) (*sim.BenchRun, string, error) {
+func benchLike(like string) (*results.Run, string, error) {
 	path, pick := like, 0
 	if i := strings.LastIndex(like, "#"); i > 0 {
 		if n, err := strconv.Atoi(like[i+1:]); err == nil {
@@ -73,7 +74,7 @@ type benchLikeJSON struct {
 	Notes     []string           `json:"notes,omitempty"`
 }
 
-func runBenchLike(b *sim.BenchRun, note string, ef *expFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
+func runBenchLike(b *results.Run, note string, ef *expFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
 	if ef.x.Policy == scenario.Disaggregated {
 		return fmt.Errorf("--like with a benchmark file runs on one engine; --policy disaggregated takes Poisson arrivals or a --trace")
 	}
@@ -86,7 +87,7 @@ func runBenchLike(b *sim.BenchRun, note string, ef *expFlags, step sim.StepModel
 		return err
 	}
 	cfg.RecordTokens = true
-	out, err := sim.RunBench(cfg, w)
+	out, err := results.Simulate(cfg, w)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func runBenchLike(b *sim.BenchRun, note string, ef *expFlags, step sim.StepModel
 		"burst": "all sent at once, as it sent them", "closed": fmt.Sprintf("a closed loop of %d in flight", w.Concurrency)}[w.Kind]
 	fmt.Fprintf(stdout, "Simulated %s (%s): %d requests of the file's lengths, %s; %s, %s on %s\n\n",
 		b.Label, b.Tool, len(w.Requests), how, cfg.Policy.Name(), step.Model.Name, step.GPU.Name)
-	benchTable(stdout, []*sim.BenchRun{b}, simFigs)
+	benchTable(stdout, []*results.Run{b}, simFigs)
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "  simulation: %s\n", n)
 	}

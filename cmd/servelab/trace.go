@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"servelab/sim"
+	"servelab/sim/results"
 )
 
 // traceUnits are the --trace-unit values: seconds per numeric arrival unit.
@@ -22,5 +23,5 @@ func readTraceFile(path, unit string) ([]sim.Request, error) {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	defer f.Close()
-	return sim.ReadTraceIn(f, path, scale)
+	return results.ReadTraceIn(f, path, scale)
 }

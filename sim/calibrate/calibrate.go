@@ -19,6 +19,7 @@ import (
 
 	"servelab/sim"
 	"servelab/sim/lab"
+	"servelab/sim/results"
 )
 
 // Evidence is one measurement's figures and how a step model predicts them.
@@ -152,7 +153,7 @@ func LabEvidence(cfg sim.Config, m *lab.Measured, source string) (Evidence, erro
 // decode step of the mean number of requests in flight (Little's law:
 // total latency over duration) at the mean context, and the median TTFT a
 // prefill of the median prompt plus half a decode step of waiting.
-func BenchEvidence(b *sim.VLLMBench, source string) (Evidence, error) {
+func BenchEvidence(b *results.VLLM, source string) (Evidence, error) {
 	var lat, in, out []float64
 	var ttfts []float64
 	for i := range b.ITLs {

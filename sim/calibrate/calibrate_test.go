@@ -9,6 +9,7 @@ import (
 	"servelab/modelspecs"
 	"servelab/sim"
 	"servelab/sim/lab"
+	"servelab/sim/results"
 )
 
 // lectureStep is the lecture's step model: Llama-3.1-8B on an H100.
@@ -161,7 +162,7 @@ func checkNotes(t *testing.T, what string, lines []string, notes []sim.Note) {
 }
 
 func TestCalibrationNamesHaveKeys(t *testing.T) {
-	b := &sim.VLLMBench{ITLs: [][]float64{{0.01, 0.011}, {0.012}}, TTFTs: []float64{0.05, 0.06}, InputLens: []int{100, 200}, OutputLens: []int{3, 2}, Duration: 1}
+	b := &results.VLLM{ITLs: [][]float64{{0.01, 0.011}, {0.012}}, TTFTs: []float64{0.05, 0.06}, InputLens: []int{100, 200}, OutputLens: []int{3, 2}, Duration: 1}
 	ev, err := BenchEvidence(b, "x.json")
 	if err != nil {
 		t.Fatal(err)

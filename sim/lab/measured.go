@@ -21,6 +21,7 @@ import (
 	"slices"
 
 	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
 // MaxTokens bounds a prompt or output length in a lab run's flags.
@@ -285,14 +286,14 @@ func (s *Summary) UnmarshalJSON(data []byte) error {
 	var out Summary
 	if e, ok := raw["error"]; ok && string(e) != "null" {
 		if err := json.Unmarshal(e, &out.Error); err != nil {
-			return sim.Refuse("field.string", "%s: want a string, got %s", "summary.error", sim.ClipJSON(e))
+			return sim.Refuse("field.string", "%s: want a string, got %s", "summary.error", jsonread.Clip(e))
 		}
 	}
 	// An empty error is no error summary: the full set of keys is required.
 	if out.Error != "" {
 		if l, ok := raw["label"]; ok {
 			if err := json.Unmarshal(l, &out.Label); err != nil {
-				return sim.Refuse("field.string", "%s: want a string, got %s", "summary.label", sim.ClipJSON(l))
+				return sim.Refuse("field.string", "%s: want a string, got %s", "summary.label", jsonread.Clip(l))
 			}
 		}
 		*s = out
@@ -309,16 +310,16 @@ func (s *Summary) UnmarshalJSON(data []byte) error {
 		case "s":
 			var x string
 			if err := json.Unmarshal(v, &x); err != nil {
-				return sim.Refuse("field.string", "%s: want a string, got %s", "summary."+k.name, sim.ClipJSON(v))
+				return sim.Refuse("field.string", "%s: want a string, got %s", "summary."+k.name, jsonread.Clip(v))
 			}
 			fields[k.name] = x
 		case "i", "f":
 			var x float64
 			if err := json.Unmarshal(v, &x); err != nil {
-				return sim.Refuse("field.number", "%s: want a number, got %s", "summary."+k.name, sim.ClipJSON(v))
+				return sim.Refuse("field.number", "%s: want a number, got %s", "summary."+k.name, jsonread.Clip(v))
 			}
 			if k.kind == "i" && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
-				return sim.Refuse("field.integer", "%s: want an integer, got %s", "summary."+k.name, sim.ClipJSON(v))
+				return sim.Refuse("field.integer", "%s: want an integer, got %s", "summary."+k.name, jsonread.Clip(v))
 			}
 			fields[k.name] = x
 		}
@@ -345,14 +346,14 @@ func (s *Summary) UnmarshalJSON(data []byte) error {
 // Errors name the bad field. Python's NaN and Infinity literals are
 // rejected with an error saying so.
 func Read(r io.Reader) (*Measured, error) {
-	data, err := io.ReadAll(io.LimitReader(r, sim.MaxMeasuredBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, jsonread.MaxBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > sim.MaxMeasuredBytes {
-		return nil, sim.Refuse("lab.err.size", "measured JSON larger than %d bytes", sim.MaxMeasuredBytes)
+	if len(data) > jsonread.MaxBytes {
+		return nil, sim.Refuse("lab.err.size", "measured JSON larger than %d bytes", jsonread.MaxBytes)
 	}
-	data = bytes.TrimPrefix(data, sim.UTF8BOM) // as ReadTrace does
+	data = bytes.TrimPrefix(data, jsonread.BOM) // as ReadTrace does
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
@@ -369,22 +370,22 @@ func Read(r io.Reader) (*Measured, error) {
 		return nil, sim.Refuse("lab.err.nosummary", "summary: missing (is this a run.py or servelab measure file?)")
 	}
 	if err := json.Unmarshal(sum, &m.Summary); err != nil {
-		return nil, sim.FieldError(err, "summary")
+		return nil, jsonread.FieldError(err, "summary")
 	}
 	if c, ok := raw["config"]; ok {
 		if err := json.Unmarshal(c, &m.Config); err != nil {
-			return nil, sim.FieldError(err, "config")
+			return nil, jsonread.FieldError(err, "config")
 		}
 	}
 	if g, ok := raw["gaps"]; ok {
 		if err := json.Unmarshal(g, &m.Gaps); err != nil {
-			return nil, sim.FieldError(err, "gaps")
+			return nil, jsonread.FieldError(err, "gaps")
 		}
 	}
 	if x, ok := raw["servelab"]; ok && string(x) != "null" {
 		m.Extra = &Extra{}
 		if err := json.Unmarshal(x, m.Extra); err != nil {
-			return nil, sim.FieldError(err, "servelab")
+			return nil, jsonread.FieldError(err, "servelab")
 		}
 	}
 	if m.Gaps == nil {
@@ -421,8 +422,8 @@ func (m *Measured) check() error {
 		}
 	}
 	for i, g := range m.Gaps {
-		if g.Gap < 0 || g.Gap > sim.MaxMeasuredSeconds {
-			return sim.Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("gaps[%d].gap", i), sim.MaxMeasuredSeconds, g.Gap)
+		if g.Gap < 0 || g.Gap > jsonread.MaxSeconds {
+			return sim.Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("gaps[%d].gap", i), jsonread.MaxSeconds, g.Gap)
 		}
 	}
 	return nil

@@ -2,9 +2,10 @@ package lab
 
 import (
 	"bytes"
-	"servelab/sim"
 	"strings"
 	"testing"
+
+	"servelab/sim/results"
 )
 
 // Inputs that once read as something they are not: a BOM refused, an empty
@@ -18,7 +19,7 @@ func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 	if err != nil || m.Summary.Label != "chunked" {
 		t.Errorf("a measured JSON with a UTF-8 BOM: %v", err)
 	}
-	if _, err := sim.ReadVLLMBench(strings.NewReader("\xef\xbb\xbf" + `{"itls": [[0.01]]}`)); err != nil {
+	if _, err := results.ReadVLLM(strings.NewReader("\xef\xbb\xbf" + `{"itls": [[0.01]]}`)); err != nil {
 		t.Errorf("a vLLM result with a UTF-8 BOM: %v", err)
 	}
 	for _, c := range []struct{ doc, want string }{
@@ -35,7 +36,7 @@ func TestMeasuredReadersRefuseNonsenseAndTakeBOM(t *testing.T) {
 		{`{"itls":[[0.1]],"ttfts":[1e300]}`, "ttfts[0]"},
 		{`{"itls":[[0.1]],"duration":-1}`, "duration"},
 	} {
-		if _, err := sim.ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := results.ReadVLLM(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
 	}

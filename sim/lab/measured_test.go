@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"servelab/sim"
+	"servelab/sim/results"
 	"strings"
 	"testing"
 )
@@ -218,7 +219,7 @@ func TestMeasuredRefusalsHaveKeys(t *testing.T) {
 		{`{"itls": [[0.1]], "duration": -1}`, "duration: must be a number of seconds in [0, 1e+06], got -1"},
 		{`{"itls": [["x"]]}`, "itls: want float64, got string"},
 	} {
-		_, err := sim.ReadVLLMBench(strings.NewReader(c.doc))
+		_, err := results.ReadVLLM(strings.NewReader(c.doc))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
@@ -284,7 +285,7 @@ func TestReadVLLMBench(t *testing.T) {
 	const ok = `{"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "duration": 12.5,
 	  "completed": 2, "input_lens": [100, 200], "output_lens": [3, 2], "ttfts": [0.05, 0.06],
 	  "itls": [[0.01, 0.012], [0.02]], "errors": ["", ""], "generated_texts": ["a", "b"], "mean_ttft_ms": 55.0}`
-	b, err := sim.ReadVLLMBench(strings.NewReader(ok))
+	b, err := results.ReadVLLM(strings.NewReader(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,12 +300,12 @@ func TestReadVLLMBench(t *testing.T) {
 		{`{"itls": [[0.1]], "output_lens": [1.5]}`, "output_lens"},
 		{`[1]`, "not a vLLM"},
 	} {
-		if _, err := sim.ReadVLLMBench(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := results.ReadVLLM(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
 		}
 	}
 	// A failed request's gaps are left out.
-	b, err = sim.ReadVLLMBench(strings.NewReader(`{"itls": [[0.1], [9]], "errors": ["", "timeout"]}`))
+	b, err = results.ReadVLLM(strings.NewReader(`{"itls": [[0.1], [9]], "errors": ["", "timeout"]}`))
 	if err != nil || !reflect.DeepEqual(b.AllITLs(), []float64{0.1}) {
 		t.Errorf("%v %v", err, b)
 	}
@@ -332,23 +333,6 @@ func FuzzReadMeasured(f *testing.F) {
 		}
 		if !reflect.DeepEqual(m, m2) {
 			t.Fatalf("round trip changed the file:\n%+v\n%+v", m, m2)
-		}
-	})
-}
-
-// FuzzReadVLLMBench: no input panics, and an accepted file's gaps are all non-negative.
-func FuzzReadVLLMBench(f *testing.F) {
-	f.Add([]byte(`{"itls": [[0.01, 0.02]], "ttfts": [0.1], "errors": [""]}`))
-	f.Add([]byte(`{"itls": null}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := sim.ReadVLLMBench(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		for _, x := range b.AllITLs() {
-			if !(x >= 0) {
-				t.Fatalf("accepted gap %g", x)
-			}
 		}
 	})
 }

@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"servelab/sim"
+	"servelab/sim/results"
 )
 
 // ParseMeasuredSliced is ParseMeasured for a large file, read in slices:
 // a lab JSON with its gaps decoded one at a time, a benchmark tool's file
-// by sim.ReadBenchSliced. It calls yield (with the fraction done) every
+// by results.ReadSliced. It calls yield (with the fraction done) every
 // few milliseconds so that the caller can let the browser draw, and stops
 // with yield's error. Its overlay and its errors are ParseMeasured's.
 func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*Overlay, error) {
@@ -73,8 +74,8 @@ func ParseMeasuredSliced(name string, data []byte, yield func(float64) error) (*
 				}
 				return nil, fmt.Errorf("%s: gaps[%d]: %v", name, i, err)
 			}
-			if !(g.Gap >= 0 && g.Gap <= sim.MaxMeasuredSeconds) || math.IsNaN(g.TRelInject) || math.Abs(g.TRelInject) > sim.MaxMeasuredSeconds {
-				return nil, fmt.Errorf("%s: gaps[%d]: must be seconds in [0, %g], got gap %g at %g", name, i, sim.MaxMeasuredSeconds, g.Gap, g.TRelInject)
+			if !(g.Gap >= 0 && g.Gap <= results.MaxSeconds) || math.IsNaN(g.TRelInject) || math.Abs(g.TRelInject) > results.MaxSeconds {
+				return nil, fmt.Errorf("%s: gaps[%d]: must be seconds in [0, %g], got gap %g at %g", name, i, results.MaxSeconds, g.Gap, g.TRelInject)
 			}
 			gaps = append(gaps, g)
 			if i&1023 == 0 {
@@ -114,7 +115,7 @@ var labKeys = map[string]bool{"config": true, "summary": true, "gaps": true, "se
 // slices: the file, then the run's timeline and figures.
 func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Overlay, error) {
 	var stop error
-	phase := func(lo, span float64) sim.Tick {
+	phase := func(lo, span float64) results.Tick {
 		return func(f float64) error {
 			if err := yield(lo + span*f); err != nil {
 				stop = err
@@ -123,7 +124,7 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 			return nil
 		}
 	}
-	res, err := sim.ReadBenchSliced(name, data, phase(0, 0.75))
+	res, err := results.ReadSliced(name, data, phase(0, 0.75))
 	if stop != nil {
 		return nil, stop
 	}
@@ -178,7 +179,7 @@ func Paced(yield func(float64) error) func(float64) error {
 // ReadTraceSliced is SetTrace's reading of a large trace, in slices
 // (yield as for ParseMeasuredSliced); UseTrace then makes it the page's.
 func ReadTraceSliced(name string, data []byte, yield func(float64) error) ([]sim.Request, error) {
-	reqs, err := sim.ReadTraceSliced(data, name, yield)
+	reqs, err := results.ReadTraceSliced(data, name, yield)
 	if err == nil && len(reqs) == 0 {
 		err = fmt.Errorf("%s holds no requests", name)
 	}

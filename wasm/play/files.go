@@ -12,6 +12,7 @@ import (
 
 	"servelab/modelspecs"
 	"servelab/sim"
+	"servelab/sim/results"
 )
 
 // Models and a trace uploaded in the page: they live as long as the tab
@@ -121,7 +122,7 @@ func IsTrace(name string, data []byte) bool {
 // SetTrace reads a trace file as the CLI's --trace does and makes it the
 // page's "trace" workload; it returns how many requests it holds.
 func SetTrace(name string, data []byte) (int, error) {
-	reqs, err := sim.ReadTrace(bytes.NewReader(data), name)
+	reqs, err := results.ReadTrace(bytes.NewReader(data), name)
 	if err != nil {
 		return 0, err
 	}

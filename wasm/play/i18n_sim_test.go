@@ -13,6 +13,7 @@ import (
 	"servelab/hwspecs"
 	"servelab/sim"
 	"servelab/sim/calibrate"
+	"servelab/sim/results"
 )
 
 func hasHan(s string) bool {
@@ -50,25 +51,25 @@ func checkSaid(t *testing.T, what string, n sim.Note) {
 // readSample is a sample benchmark file's runs, each with its companion
 // summary merged where one lies beside it (as the CLI reads them), and the
 // runs of the file alone.
-func readSample(t *testing.T, name string) []*sim.BenchRun {
+func readSample(t *testing.T, name string) []*results.Run {
 	t.Helper()
 	path := filepath.Join("..", "..", "sim", "testdata", "bench", name)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, err := sim.ReadBench(path, data)
+	alone, err := results.Read(path, data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	merged, _ := sim.ReadBench(path, data)
+	merged, _ := results.Read(path, data)
 	for _, r := range merged {
 		if c := r.Companion(path); c != "" {
 			cd, err := os.ReadFile(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := sim.ReadBench(c, cd)
+			cs, err := results.Read(c, cd)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +104,7 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := sim.ReadVLLMBench(strings.NewReader(string(data)))
+	v, err := results.ReadVLLM(strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +147,11 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, sub...)
+	internal, err := filepath.Glob(filepath.Join("..", "..", "sim", "internal", "*", "*.go")) // the readers' shared refusals
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, internal...)
 	files = append(files, "measured.go") // the page's own keyed errors
 	found := 0
 	for _, f := range files {

@@ -10,6 +10,7 @@ import (
 
 	"servelab/sim"
 	"servelab/sim/lab"
+	"servelab/sim/results"
 	"servelab/sim/scenario"
 )
 
@@ -25,10 +26,10 @@ type Overlay struct {
 	Origin  float64 // simulated time of the measured run's injection (gap times are relative to it; a tool's run starts at it)
 	Lab     *lab.Summary
 	Config  *lab.Config
-	VLLM    *sim.VLLMBench // Kind "vllm" only
-	Bench   *sim.BenchRun  // every tool's run, vLLM's included
-	VLLMFig [3][3]float64  // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
-	Runs    int            // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
+	VLLM    *results.VLLM // Kind "vllm" only
+	Bench   *results.Run  // every tool's run, vLLM's included
+	VLLMFig [3][3]float64 // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
+	Runs    int           // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
 	// Figs is Bench.Figures(), computed once when the file is read (the
 	// page draws the table often; a large run's figures take seconds).
 	Figs   map[string]float64
@@ -65,7 +66,7 @@ func (o *Overlay) FigureRows() []FigureRow {
 	}
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL per chunk", "itl_token": "ITL per token", "e2e": "E2E"}
 	var rows []FigureRow
-	for _, f := range sim.FigureNames {
+	for _, f := range results.FigureNames {
 		for _, p := range []string{"p50", "p90", "p99"} {
 			k := f + "_" + p
 			m, okm := figs[k]
@@ -106,9 +107,9 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 		}
 		return o, nil
 	}
-	runs, err := sim.ReadBench(name, data)
+	runs, err := results.Read(name, data)
 	if err != nil {
-		if perr != nil && !sim.IsBench(data) {
+		if perr != nil && !results.IsBench(data) {
 			return nil, errorf("meas.notjson", name, perr)
 		}
 		return nil, errorf("meas.neither", name, err)
@@ -116,7 +117,7 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	b := runs[0]
 	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: b.Timeline(), Runs: len(runs)}
 	if b.Tool == "vllm" {
-		if v, err := sim.ReadVLLMBench(bytes.NewReader(data)); err == nil {
+		if v, err := results.ReadVLLM(bytes.NewReader(data)); err == nil {
 			o.VLLM = v
 		}
 	}

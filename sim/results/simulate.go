@@ -1,4 +1,4 @@
-package sim
+package results
 
 // Repeating a benchmark tool's run in the simulator: the file's own request
 // lengths, offered as the tool offered them.
@@ -6,15 +6,17 @@ package sim
 import (
 	"fmt"
 	"math"
+
+	"servelab/sim"
 )
 
-// BenchWorkload is a benchmark run as a simulation input.
-type BenchWorkload struct {
+// Workload is a benchmark run as a simulation input.
+type Workload struct {
 	// Kind is "replay" (the file's start times), "poisson" (its rate),
 	// "burst" (all sent at once) or "closed" (Concurrency requests kept in
 	// flight, the next sent when one ends).
 	Kind        string
-	Requests    []Request // the file's lengths in its order; arrivals except for "closed"
+	Requests    []sim.Request // the file's lengths in its order; arrivals except for "closed"
 	Concurrency int
 	Notes       []string
 }
@@ -24,15 +26,15 @@ type BenchWorkload struct {
 // Concurrency-bound runs become a closed loop; rate-bound ones replay the
 // file's start times when it has them, else Poisson arrivals (seeded) at its
 // rate, or at the rate achieved when it states none.
-func (b *BenchRun) Workload(prompt, output int, seed uint64) (BenchWorkload, error) {
-	var w BenchWorkload
+func (b *Run) Workload(prompt, output int, seed uint64) (Workload, error) {
+	var w Workload
 	guessedP, guessedO := 0, 0
 	var starts []float64
 	for _, r := range b.Requests {
 		if r.Error != "" {
 			continue
 		}
-		q := Request{ID: len(w.Requests), Prompt: r.Prompt, Output: r.Output}
+		q := sim.Request{ID: len(w.Requests), Prompt: r.Prompt, Output: r.Output}
 		if q.Prompt <= 0 {
 			q.Prompt, guessedP = prompt, guessedP+1
 		}
@@ -54,12 +56,12 @@ func (b *BenchRun) Workload(prompt, output int, seed uint64) (BenchWorkload, err
 		n := 100
 		switch {
 		case b.Duration > 0 && b.Throughput > 0:
-			n = max(1, min(MaxRequests, int(math.Round(b.Throughput*b.Duration))))
+			n = max(1, min(sim.MaxRequests, int(math.Round(b.Throughput*b.Duration))))
 		case b.Duration > 0 && b.Rate > 0 && !math.IsInf(b.Rate, 0):
-			n = max(1, min(MaxRequests, int(b.Rate*b.Duration)))
+			n = max(1, min(sim.MaxRequests, int(b.Rate*b.Duration)))
 		}
 		for i := range n {
-			w.Requests = append(w.Requests, Request{ID: i, Prompt: int(math.Round(p)), Output: int(math.Round(o))})
+			w.Requests = append(w.Requests, sim.Request{ID: i, Prompt: int(math.Round(p)), Output: int(math.Round(o))})
 		}
 		w.Notes = append(w.Notes, fmt.Sprintf("the file has no per-request data: %d requests of its mean lengths", n))
 		starts = nil
@@ -93,7 +95,7 @@ func (b *BenchRun) Workload(prompt, output int, seed uint64) (BenchWorkload, err
 			}
 			w.Notes = append(w.Notes, fmt.Sprintf("the file states no rate: Poisson at the %.3g req/s it achieved", rate))
 		}
-		arr, err := Poisson(len(w.Requests), rate, 1, 1, seed)
+		arr, err := sim.Poisson(len(w.Requests), rate, 1, 1, seed)
 		if err != nil {
 			return w, err
 		}
@@ -105,53 +107,12 @@ func (b *BenchRun) Workload(prompt, output int, seed uint64) (BenchWorkload, err
 	return w, nil
 }
 
-// RunBench simulates a benchmark workload to completion. A closed loop sends
-// the next request, in the file's order, the moment one ends.
-func RunBench(cfg Config, w BenchWorkload) (*Outcome, error) {
+// Simulate runs a benchmark workload to completion: a closed loop with
+// [sim.RunClosed] (the next request, in the file's order, sent the moment
+// one ends), any other kind with [sim.Run].
+func Simulate(cfg sim.Config, w Workload) (*sim.Outcome, error) {
 	if w.Kind != "closed" {
-		return Run(cfg, w.Requests)
+		return sim.Run(cfg, w.Requests)
 	}
-	if w.Concurrency < 1 || len(w.Requests) == 0 {
-		return nil, fmt.Errorf("closed loop: want a concurrency ≥ 1 and requests, got %d and %d", w.Concurrency, len(w.Requests))
-	}
-	e, err := NewEngine(cfg)
-	if err != nil {
-		return nil, err
-	}
-	next := 0
-	// submit sends the next request; one refused at once (its result says
-	// why) frees its slot for the one after.
-	submit := func(at float64) {
-		for next < len(w.Requests) {
-			r := w.Requests[next]
-			r.Arrival = at
-			next++
-			if e.Submit(r) == nil {
-				return
-			}
-		}
-	}
-	for next < len(w.Requests) && next < w.Concurrency {
-		submit(0)
-	}
-	out := &Outcome{}
-	for {
-		it, ok := e.Step()
-		if !ok {
-			break
-		}
-		out.record(it, cfg.Trace)
-		for _, item := range it.Items {
-			if item.Done && next < len(w.Requests) {
-				submit(it.End())
-			}
-		}
-		for range it.Rejected {
-			if next < len(w.Requests) {
-				submit(it.End())
-			}
-		}
-	}
-	out.finish(e)
-	return out, nil
+	return sim.RunClosed(cfg, w.Requests, w.Concurrency)
 }

@@ -1,4 +1,4 @@
-package sim
+package results
 
 // Reading a benchmark tool's file: telling the format from its content, and
 // the JSON helpers the per-tool readers (bench_<tool>.go) share.
@@ -11,27 +11,38 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
-// ReadBench reads a benchmark tool's result file, telling the tool from the
+// MaxBytes bounds a file the readers accept (this package's and sim/lab's):
+// a larger one is refused before it is parsed.
+const MaxBytes = jsonread.MaxBytes
+
+// MaxSeconds bounds any one time in a file the readers accept (a gap, a
+// TTFT, a run's duration), this package's and sim/lab's alike.
+const MaxSeconds = jsonread.MaxSeconds
+
+// Read reads a benchmark tool's result file, telling the tool from the
 // file's content (the name only breaks ties and labels the runs). A file can
 // hold several runs: a GuideLLM sweep, or SGLang's JSONL with one line
 // appended per run. Errors say which formats were tried and why each failed.
-func ReadBench(name string, data []byte) ([]*BenchRun, error) {
-	if len(data) > MaxMeasuredBytes {
-		return nil, Refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
+func Read(name string, data []byte) ([]*Run, error) {
+	if len(data) > jsonread.MaxBytes {
+		return nil, sim.Refuse("bench.err.size", "%s: larger than %d bytes", name, jsonread.MaxBytes)
 	}
 	data = pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	kind, err := detectBench(data)
 	if err != nil {
 		return nil, err
 	}
-	var runs []*BenchRun
+	var runs []*Run
 	switch kind {
 	case "vllm":
-		var r *BenchRun
+		var r *Run
 		r, err = readVLLMRun(data)
-		runs = []*BenchRun{r}
+		runs = []*Run{r}
 	case "sglang":
 		runs, err = readSGLang(data)
 	case "guidellm":
@@ -57,7 +68,7 @@ func ReadBench(name string, data []byte) ([]*BenchRun, error) {
 
 // labelRuns names the runs after the file (and its folder, for the tools
 // that name the folder after the run) where they have no label.
-func labelRuns(name string, runs []*BenchRun) []*BenchRun {
+func labelRuns(name string, runs []*Run) []*Run {
 	dir, base := "", name
 	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
 		dir, base = base[:i], base[i+1:]
@@ -86,7 +97,7 @@ func labelRuns(name string, runs []*BenchRun) []*BenchRun {
 }
 
 // IsBench reports whether data looks like a benchmark tool's result file
-// that ReadBench reads (and not a lab measured-JSON file).
+// that Read reads (and not a lab measured-JSON file).
 func IsBench(data []byte) bool {
 	_, err := detectBench(pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
 	return err == nil
@@ -113,7 +124,7 @@ func detectBench(data []byte) (string, error) {
 	return detectLines(first)
 }
 
-var errNotJSON = Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
+var errNotJSON = sim.Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
 
 // detectObject tells a file that is one JSON object by its keys.
 func detectObject(obj map[string]json.RawMessage) (string, error) {
@@ -136,22 +147,22 @@ func detectObject(obj map[string]json.RawMessage) (string, error) {
 	case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
 		return "nvidia-summary", nil
 	case has("median_ttft_ms"):
-		return "", Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
+		return "", sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
 	case has("summary"):
-		return "", Refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
+		return "", sim.Refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
 	}
-	return "", Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+	return "", sim.Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
 }
 
 // detectList tells a file that is one JSON list of n objects by its first.
 func detectList(n int, arr []map[string]json.RawMessage) (string, error) {
 	if n == 0 {
-		return "", Refuse("bench.err.emptylist", "an empty JSON list: no requests")
+		return "", sim.Refuse("bench.err.emptylist", "an empty JSON list: no requests")
 	}
 	if _, ok := arr[0]["ttft_s"]; ok {
 		return "llmperf", nil
 	}
-	return "", Refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+	return "", sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -165,7 +176,7 @@ func detectLines(first map[string]json.RawMessage) (string, error) {
 	case has("itls") || has("median_ttft_ms"):
 		return "sglang", nil
 	}
-	return "", Refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
+	return "", sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
 }
 
 func keyList(m map[string]json.RawMessage) string {
@@ -196,7 +207,7 @@ func jsonLines(data []byte, f func(line int, raw []byte) error) error {
 			continue
 		}
 		if err := f(i+1, l); err != nil {
-			return Refuse("field.line", "line %d: %v", i+1, err)
+			return sim.Refuse("field.line", "line %d: %v", i+1, err)
 		}
 	}
 	return nil
@@ -304,14 +315,14 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 		}
 		var x float64
 		if _, err := fmt.Sscan(str, &x); err != nil {
-			return Refuse("value.number", "want a number, got %s", fmt.Sprintf("%q", str))
+			return sim.Refuse("value.number", "want a number, got %s", fmt.Sprintf("%q", str))
 		}
 		*f = flexNum{x, true}
 		return nil
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {
-		return Refuse("value.number", "want a number, got %s", ClipJSON(b))
+		return sim.Refuse("value.number", "want a number, got %s", jsonread.Clip(b))
 	}
 	*f = flexNum{x, true}
 	return nil
@@ -340,7 +351,7 @@ func (p *preRead) ticker() *ticker {
 }
 
 // decodeKeysPre is decodeKeys where the keys in pre were read already (in
-// slices, by ReadBenchSliced): their values, or the error reading them
+// slices, by ReadSliced): their values, or the error reading them
 // gave, stand for obj's.
 func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, dst map[string]any) error {
 	keys := make([]string, 0, len(dst))
@@ -351,7 +362,7 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 	for _, k := range keys {
 		if p, ok := pre.val(k); ok {
 			if p.err != nil {
-				return FieldError(p.err, where+k)
+				return jsonread.FieldError(p.err, where+k)
 			}
 			reflect.ValueOf(dst[k]).Elem().Set(reflect.ValueOf(p.v))
 			continue
@@ -361,44 +372,44 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 			continue
 		}
 		if err := json.Unmarshal(v, dst[k]); err != nil {
-			return FieldError(err, where+k)
+			return jsonread.FieldError(err, where+k)
 		}
 	}
 	return nil
 }
 
 // checkRequests rejects negative, non-finite or absurd times (over
-// MaxMeasuredSeconds, whose sums would overflow), naming the request.
-func checkRequests(rs []BenchRequest) error { return checkRequestsTick(rs, nil) }
+// jsonread.MaxSeconds, whose sums would overflow), naming the request.
+func checkRequests(rs []Request) error { return checkRequestsTick(rs, nil) }
 
 // checkRequestsTick is checkRequests telling tk of the values checked.
-func checkRequestsTick(rs []BenchRequest, tk *ticker) error {
+func checkRequestsTick(rs []Request, tk *ticker) error {
 	for i, r := range rs {
 		if err := tk.add(1+len(r.Gaps), 1); err != nil {
 			return err
 		}
 		for j, g := range r.Gaps {
-			if !(g >= 0 && g <= MaxMeasuredSeconds) {
-				return Refuse("bench.err.gap", "request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, MaxMeasuredSeconds, g)
+			if !(g >= 0 && g <= jsonread.MaxSeconds) {
+				return sim.Refuse("bench.err.gap", "request %d: gap %d must be a number of seconds in [0, %g], got %g", i, j, jsonread.MaxSeconds, g)
 			}
 		}
 		for _, f := range []struct {
-			name Note // the page names the figure in its language
+			name sim.Note // the page names the figure in its language
 			v    float64
-		}{{Say("bench.field.ttft", "ttft"), r.TTFT}, {Say("bench.field.latency", "latency"), r.Latency}, {Say("bench.field.meanitl", "mean inter-token latency"), r.MeanITL}} {
-			if !(f.v >= 0 && f.v <= MaxMeasuredSeconds) {
-				return Refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, MaxMeasuredSeconds, f.v)
+		}{{sim.Say("bench.field.ttft", "ttft"), r.TTFT}, {sim.Say("bench.field.latency", "latency"), r.Latency}, {sim.Say("bench.field.meanitl", "mean inter-token latency"), r.MeanITL}} {
+			if !(f.v >= 0 && f.v <= jsonread.MaxSeconds) {
+				return sim.Refuse("bench.err.time", "request %d: %s must be a number of seconds in [0, %g], got %g", i, f.name, jsonread.MaxSeconds, f.v)
 			}
 		}
 		if r.Prompt < 0 || r.Output < 0 {
-			return Refuse("bench.err.negative", "request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
+			return sim.Refuse("bench.err.negative", "request %d: token counts must not be negative (prompt %d, output %d)", i, r.Prompt, r.Output)
 		}
 	}
 	return nil
 }
 
 // rebase makes start times relative to the earliest one.
-func rebase(rs []BenchRequest) {
+func rebase(rs []Request) {
 	first := math.Inf(1)
 	for _, r := range rs {
 		if !math.IsNaN(r.Start) {

@@ -1,4 +1,4 @@
-package sim
+package results
 
 // The aggregate files of AIPerf (profile_export_aiperf.json) and GenAI-Perf
 // (profile_export_genai_perf.json): one object whose keys are metric tags,
@@ -20,12 +20,12 @@ type nvMetric struct {
 	P99  *float64 `json:"p99"`
 }
 
-func readNVSummary(data []byte, name string) ([]*BenchRun, error) {
+func readNVSummary(data []byte, name string) ([]*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err
 	}
-	b := &BenchRun{Tool: "genai-perf", Format: "GenAI-Perf profile_export_genai_perf.json", Method: "linear", Summary: map[string]float64{}}
+	b := &Run{Tool: "genai-perf", Format: "GenAI-Perf profile_export_genai_perf.json", Method: "linear", Summary: map[string]float64{}}
 	_, v1 := obj["aiperf_version"]
 	_, v2 := obj["schema_version"]
 	if v1 || v2 || strings.Contains(strings.ToLower(name), "aiperf") {
@@ -98,5 +98,5 @@ func readNVSummary(data []byte, name string) ([]*BenchRun, error) {
 		}
 	}
 	b.cannot("bench.nv.aggregate", "per-request data: this is the aggregate; the requests are in profile_export.json(l) beside it")
-	return []*BenchRun{b}, nil
+	return []*Run{b}, nil
 }

@@ -1,4 +1,4 @@
-package sim
+package results
 
 // GuideLLM's benchmarks.json: benchmarks[], each with metrics (status
 // distributions: successful.{mean, median, percentiles.p50...}) and requests
@@ -13,6 +13,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
 type guideReq struct {
@@ -84,15 +87,15 @@ type guideBench struct {
 	} `json:"requests"`
 }
 
-func readGuideLLM(data []byte) ([]*BenchRun, error) {
+func readGuideLLM(data []byte) ([]*Run, error) {
 	var doc struct {
 		Benchmarks []json.RawMessage `json:"benchmarks"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, FieldError(err, "benchmarks")
+		return nil, jsonread.FieldError(err, "benchmarks")
 	}
 	if len(doc.Benchmarks) == 0 {
-		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, sim.Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
 	benches := make([]guideBench, len(doc.Benchmarks))
 	errs := make([]error, len(doc.Benchmarks))
@@ -103,14 +106,14 @@ func readGuideLLM(data []byte) ([]*BenchRun, error) {
 }
 
 // guideRuns are the runs of the benchmarks decoded (errs: each one's decoding error).
-func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
+func guideRuns(benches []guideBench, errs []error) ([]*Run, error) {
 	if len(benches) == 0 {
-		return nil, Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
+		return nil, sim.Refuse("bench.err.nobenchmark", "benchmarks: empty; GuideLLM wrote no benchmark")
 	}
-	var runs []*BenchRun
+	var runs []*Run
 	for i := range benches {
 		if errs[i] != nil {
-			return nil, FieldError(errs[i], fmt.Sprintf("benchmarks[%d]", i))
+			return nil, jsonread.FieldError(errs[i], fmt.Sprintf("benchmarks[%d]", i))
 		}
 		b, err := benches[i].run()
 		if err != nil {
@@ -121,8 +124,8 @@ func guideRuns(benches []guideBench, errs []error) ([]*BenchRun, error) {
 	return runs, nil
 }
 
-func (g *guideBench) run() (*BenchRun, error) {
-	b := &BenchRun{Tool: "guidellm", Format: "GuideLLM benchmarks.json", Method: "cdf", Summary: map[string]float64{}}
+func (g *guideBench) run() (*Run, error) {
+	b := &Run{Tool: "guidellm", Format: "GuideLLM benchmarks.json", Method: "cdf", Summary: map[string]float64{}}
 	var s *guideStrategy // v0.4 on: config.strategy; before: args.strategy
 	if g.Config != nil {
 		s = g.Config.Strategy
@@ -215,8 +218,8 @@ func (g *guideBench) run() (*BenchRun, error) {
 
 // request reads either generation's fields; the computed ones the tool
 // wrote win, so figures agree with its summary.
-func (q *guideReq) request() BenchRequest {
-	r := BenchRequest{Start: math.NaN()}
+func (q *guideReq) request() Request {
+	r := Request{Start: math.NaN()}
 	var start, first, last, end *float64
 	if q.Info != nil && q.Info.Timings != nil {
 		t := q.Info.Timings

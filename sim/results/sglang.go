@@ -1,4 +1,4 @@
-package sim
+package results
 
 // SGLang's `python -m sglang.bench_serving --output-file F --output-details`:
 // one JSON line appended per run, summary keys
@@ -6,10 +6,14 @@ package sim
 // per-request arrays (no start times in the versions read). Python writes
 // an unlimited --request-rate as the bare literal Infinity.
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-func readSGLang(data []byte) ([]*BenchRun, error) {
-	var runs []*BenchRun
+	"servelab/sim"
+)
+
+func readSGLang(data []byte) ([]*Run, error) {
+	var runs []*Run
 	err := jsonLines(data, func(line int, raw []byte) error {
 		b, err := sglangLine(raw)
 		if err != nil {
@@ -22,13 +26,13 @@ func readSGLang(data []byte) ([]*BenchRun, error) {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		return nil, Refuse("bench.err.noruns", "no runs in the file")
+		return nil, sim.Refuse("bench.err.noruns", "no runs in the file")
 	}
 	return runs, nil
 }
 
 // sglangLine reads one line of SGLang's file: one run.
-func sglangLine(raw []byte) (*BenchRun, error) {
+func sglangLine(raw []byte) (*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, errNotObject
@@ -37,11 +41,11 @@ func sglangLine(raw []byte) (*BenchRun, error) {
 	return sglangRun(obj, nil)
 }
 
-var errNotObject = Refuse("value.notobject", "not a JSON object")
+var errNotObject = sim.Refuse("value.notobject", "not a JSON object")
 
 // sglangRun is the run of one line's object, details lifted (pre: the arrays read already).
-func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
-	b := &BenchRun{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
+func sglangRun(obj map[string]json.RawMessage, pre *preRead) (*Run, error) {
+	b := &Run{Tool: "sglang", Format: "sglang.bench_serving --output-details", Method: "linear", Summary: map[string]float64{}}
 	if err := perRequestArrays(obj, pre, b); err != nil {
 		return nil, err
 	}

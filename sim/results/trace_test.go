@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"bytes"
@@ -9,9 +9,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"servelab/sim"
 )
 
-func readTraceFile(t *testing.T, path string) []Request {
+// req is the request of the given id, arrival (seconds) and lengths.
+func req(id int, arrival float64, prompt, output int) sim.Request {
+	return sim.Request{ID: id, Arrival: arrival, Prompt: prompt, Output: output}
+}
+
+func readTraceFile(t *testing.T, path string) []sim.Request {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -30,21 +37,21 @@ func readTraceFile(t *testing.T, path string) []Request {
 func TestReadTraceExamples(t *testing.T) {
 	for _, tc := range []struct {
 		file string
-		want []Request // nil: only the count and order are checked
+		want []sim.Request // nil: only the count and order are checked
 		n    int
 	}{
 		{file: "lab_burst.csv", n: 10},
-		{file: "crlf_extra_columns.csv", want: []Request{
-			{7, 0.25, 512, 64}, {8, 0.5, 512, 64}, {9, 0.5, 1024, 128}, {10, 2.125, 300, 20}}},
-		{file: "mixed_order.jsonl", want: []Request{
-			{2, 0.1, 512, 64}, {3, 0.1, 256, 16}, {1, 0.5, 2048, 128}, {4, 1.75, 64, 1}}},
-		{file: "mooncake_style.jsonl", want: []Request{
-			{0, 0, 6955, 52}, {1, 0.25, 812, 300}, {2, 1.5, 12000, 8}}},
+		{file: "crlf_extra_columns.csv", want: []sim.Request{
+			req(7, 0.25, 512, 64), req(8, 0.5, 512, 64), req(9, 0.5, 1024, 128), req(10, 2.125, 300, 20)}},
+		{file: "mixed_order.jsonl", want: []sim.Request{
+			req(2, 0.1, 512, 64), req(3, 0.1, 256, 16), req(1, 0.5, 2048, 128), req(4, 1.75, 64, 1)}},
+		{file: "mooncake_style.jsonl", want: []sim.Request{
+			req(0, 0, 6955, 52), req(1, 0.25, 812, 300), req(2, 1.5, 12000, 8)}},
 		// Mooncake's own format: a plain "timestamp", in milliseconds.
-		{file: "mooncake.jsonl", want: []Request{
-			{0, 0, 6755, 500}, {1, 0, 7319, 490}, {2, 3.052, 2287, 316}}},
+		{file: "mooncake.jsonl", want: []sim.Request{
+			req(0, 0, 6755, 500), req(1, 0, 7319, 490), req(2, 3.052, 2287, 316)}},
 	} {
-		reqs := readTraceFile(t, filepath.Join("testdata", "traces", tc.file))
+		reqs := readTraceFile(t, filepath.Join("..", "testdata", "traces", tc.file))
 		if tc.want != nil && !reflect.DeepEqual(reqs, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.file, reqs, tc.want)
 		}
@@ -55,7 +62,7 @@ func TestReadTraceExamples(t *testing.T) {
 			t.Errorf("%s: %v", tc.file, err)
 		}
 	}
-	az := readTraceFile(t, filepath.Join("testdata", "traces", "azure_style.csv"))
+	az := readTraceFile(t, filepath.Join("..", "testdata", "traces", "azure_style.csv"))
 	wantAt := []float64{0, 4.314579, 4.56941, 4.56941, 16.3194101}
 	for i, r := range az {
 		if math.Abs(r.Arrival-wantAt[i]) > 1e-9 || r.ID != i {
@@ -80,12 +87,12 @@ func TestReadTraceUnit(t *testing.T) {
 		}
 	}
 	// A Mooncake trace read with the unit set to seconds says so.
-	f, _ := os.ReadFile(filepath.Join("testdata", "traces", "mooncake.jsonl"))
+	f, _ := os.ReadFile(filepath.Join("..", "testdata", "traces", "mooncake.jsonl"))
 	if reqs, err := ReadTraceIn(bytes.NewReader(f), "m.jsonl", 1); err != nil || reqs[2].Arrival != 3052 {
 		t.Errorf("mooncake in seconds: %v %v", reqs, err)
 	}
 	// Date-times do not change with the unit.
-	az, _ := os.ReadFile(filepath.Join("testdata", "traces", "azure_style.csv"))
+	az, _ := os.ReadFile(filepath.Join("..", "testdata", "traces", "azure_style.csv"))
 	if reqs, err := ReadTraceIn(bytes.NewReader(az), "az.csv", 1e-3); err != nil || math.Abs(reqs[1].Arrival-4.314579) > 1e-9 {
 		t.Errorf("date-times with a unit: %v %v", reqs, err)
 	}
@@ -97,12 +104,12 @@ func TestReadTraceUnit(t *testing.T) {
 }
 
 // validTrace is what every accepted trace must satisfy.
-func validTrace(reqs []Request) error {
-	if len(reqs) == 0 || len(reqs) > MaxRequests {
+func validTrace(reqs []sim.Request) error {
+	if len(reqs) == 0 || len(reqs) > sim.MaxRequests {
 		return fmt.Errorf("%d requests", len(reqs))
 	}
 	for i, r := range reqs {
-		if !finite(r.Arrival) || r.Arrival < 0 || r.Prompt < 1 || r.Prompt > MaxTokens || r.Output < 1 || r.Output > MaxTokens {
+		if !finite(r.Arrival) || r.Arrival < 0 || r.Prompt < 1 || r.Prompt > sim.MaxTokens || r.Output < 1 || r.Output > sim.MaxTokens {
 			return fmt.Errorf("request %d is invalid: %+v", i, r)
 		}
 		if i > 0 && r.Arrival < reqs[i-1].Arrival {
@@ -123,14 +130,14 @@ func TestReadTraceCSVAndJSONLAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{{1, 0.25, 200, 20}, {0, 0.5, 100, 10}}
+	want := []sim.Request{req(1, 0.25, 200, 20), req(0, 0.5, 100, 10)}
 	if !reflect.DeepEqual(a, want) || !reflect.DeepEqual(b, want) {
 		t.Fatalf("csv %v, jsonl %v, want %v", a, b, want)
 	}
 }
 
 func TestWriteTraceRoundTrip(t *testing.T) {
-	reqs, err := PoissonLengths(500, 37, LogNormal(6, 1, 1, 32000), Uniform(1, 900), 3)
+	reqs, err := sim.PoissonLengths(500, 37, sim.LogNormal(6, 1, 1, 32000), sim.Uniform(1, 900), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +201,7 @@ func TestReadTraceErrors(t *testing.T) {
 func TestReadTraceBounds(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("arrival,prompt,output\n")
-	for range MaxRequests + 1 {
+	for range sim.MaxRequests + 1 {
 		b.WriteString("0,1,1\n")
 	}
 	if _, err := ReadTrace(strings.NewReader(b.String()), "big.csv"); err == nil || !strings.Contains(err.Error(), "more than 1000000 requests") {
@@ -208,18 +215,18 @@ func TestReadTraceBounds(t *testing.T) {
 
 // A replayed trace runs like any workload.
 func TestTraceReplayRuns(t *testing.T) {
-	reqs := readTraceFile(t, filepath.Join("testdata", "traces", "lab_burst.csv"))
-	o, err := Run(Config{Step: lectureStep(t), Policy: PrefillFirst{MaxTokens: DefaultMaxPrefillTokens}, RecordTokens: true}, reqs)
+	reqs := readTraceFile(t, filepath.Join("..", "testdata", "traces", "lab_burst.csv"))
+	o, err := sim.Run(sim.Config{Step: stepModel(t), Policy: sim.PrefillFirst{MaxTokens: sim.DefaultMaxPrefillTokens}, RecordTokens: true}, reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Summarize(o.Results)
+	s := sim.Summarize(o.Results)
 	if s.Completed != len(reqs) {
 		t.Fatalf("%v", s.Counts)
 	}
 	// The 16000-token prefill stalls the short requests' decodes: the worst
 	// gap is the whole prefill step, far above a decode step.
-	stall := lectureStep(t)
+	stall := stepModel(t)
 	if pre := stall.Prefill(16000).Seconds; s.ITLMax < pre {
 		t.Fatalf("worst gap %g s, want at least the long prefill's %g s", s.ITLMax, pre)
 	}
@@ -230,7 +237,7 @@ func TestTraceReplayRuns(t *testing.T) {
 // accepted trace holds valid requests in arrival order. Seeds: the example
 // traces and testdata/fuzz/FuzzReadTrace.
 func FuzzReadTrace(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "traces", "*"))
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "traces", "*"))
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {

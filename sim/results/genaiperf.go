@@ -1,4 +1,4 @@
-package sim
+package results
 
 // GenAI-Perf's profile_export.json (perf_analyzer's export):
 // experiments[]{experiment{mode, value}, requests[]{timestamp,
@@ -10,6 +10,9 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
 type genaiReq struct {
@@ -30,22 +33,22 @@ type genaiDoc struct {
 	Experiments []genaiExp `json:"experiments"`
 }
 
-func readGenAIPerf(data []byte) ([]*BenchRun, error) {
+func readGenAIPerf(data []byte) ([]*Run, error) {
 	var doc genaiDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, FieldError(err, "experiments")
+		return nil, jsonread.FieldError(err, "experiments")
 	}
 	return genaiRuns(&doc)
 }
 
 // genaiRuns are the runs of a decoded profile_export.json.
-func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
+func genaiRuns(doc *genaiDoc) ([]*Run, error) {
 	if len(doc.Experiments) == 0 {
-		return nil, Refuse("field.empty", "%s: empty", "experiments")
+		return nil, sim.Refuse("field.empty", "%s: empty", "experiments")
 	}
-	var runs []*BenchRun
+	var runs []*Run
 	for ei, ex := range doc.Experiments {
-		b := &BenchRun{Tool: "genai-perf", Format: "GenAI-Perf profile_export.json", Method: "linear", Summary: map[string]float64{}}
+		b := &Run{Tool: "genai-perf", Format: "GenAI-Perf profile_export.json", Method: "linear", Summary: map[string]float64{}}
 		switch ex.Experiment.Mode {
 		case "concurrency":
 			b.Concurrency = int(ex.Experiment.Value.V)
@@ -56,12 +59,12 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 		for ri, q := range ex.Requests {
 			where := fmt.Sprintf("experiments[%d].requests[%d]", ei, ri)
 			if q.Timestamp == nil {
-				return nil, Refuse("field.missing", "%s: missing", where+".timestamp")
+				return nil, sim.Refuse("field.missing", "%s: missing", where+".timestamp")
 			}
 			if len(q.Outputs) != 0 && len(q.Outputs) != len(q.Timestamps) {
-				return nil, Refuse("bench.err.responses", "%s: %d response_outputs but %d response_timestamps", where, len(q.Outputs), len(q.Timestamps))
+				return nil, sim.Refuse("bench.err.responses", "%s: %d response_outputs but %d response_timestamps", where, len(q.Outputs), len(q.Timestamps))
 			}
-			r := BenchRequest{Start: *q.Timestamp / 1e9}
+			r := Request{Start: *q.Timestamp / 1e9}
 			var times []float64
 			usageOut := 0
 			for i, ts := range q.Timestamps {
@@ -102,7 +105,7 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 			b.Requests = append(b.Requests, r)
 		}
 		if len(b.Requests) == 0 {
-			return nil, Refuse("field.empty", "%s: empty", fmt.Sprintf("experiments[%d].requests", ei))
+			return nil, sim.Refuse("field.empty", "%s: empty", fmt.Sprintf("experiments[%d].requests", ei))
 		}
 		if err := checkRequests(b.Requests); err != nil {
 			return nil, fmt.Errorf("experiments[%d]: %w", ei, err)
@@ -117,7 +120,7 @@ func genaiRuns(doc *genaiDoc) ([]*BenchRun, error) {
 		}
 		b.note("bench.genaiperf.itl", "GenAI-Perf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 		if k := b.ChunkTokens(); k > 1.05 {
-			b.chunkNote(k, Say("bench.genaiperf.chunks", "gaps between content responses"))
+			b.chunkNote(k, sim.Say("bench.genaiperf.chunks", "gaps between content responses"))
 		}
 		runs = append(runs, b)
 	}

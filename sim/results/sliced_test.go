@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"bytes"
@@ -10,29 +10,31 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"servelab/sim/internal/jsonread"
 )
 
-// whole is what the page gets from a file read whole: ReadBench's runs or
+// whole is what the page gets from a file read whole: Read's runs or
 // error, IsBench, json.Unmarshal's error for the file as one object, and
-// ReadVLLMBench for a vLLM run.
+// ReadVLLM for a vLLM run.
 func whole(name string, data []byte) string {
-	data = bytes.TrimPrefix(data, UTF8BOM)
+	data = bytes.TrimPrefix(data, jsonread.BOM)
 	var probe map[string]json.RawMessage
 	perr := json.Unmarshal(data, &probe)
-	runs, err := ReadBench(name, data)
-	var v *VLLMBench
+	runs, err := Read(name, data)
+	var v *VLLM
 	if err == nil && runs[0].Tool == "vllm" {
-		v, _ = ReadVLLMBench(bytes.NewReader(data))
+		v, _ = ReadVLLM(bytes.NewReader(data))
 	}
 	return describe(runs, err, perr, IsBench(data), v)
 }
 
 func sliced(name string, data []byte, chunk int) string {
-	res, err := readBenchSliced(name, bytes.TrimPrefix(data, UTF8BOM), func(float64) error { return nil }, chunk)
+	res, err := readSliced(name, bytes.TrimPrefix(data, jsonread.BOM), func(float64) error { return nil }, chunk)
 	return describe(res.Runs, err, res.NotObject, res.Known, res.VLLM)
 }
 
-func describe(runs []*BenchRun, err, perr error, known bool, v *VLLMBench) string {
+func describe(runs []*Run, err, perr error, known bool, v *VLLM) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "err=%v\nnotObject=%v\nknown=%v\n", err, perr, known)
 	for _, r := range runs {
@@ -49,7 +51,7 @@ func describe(runs []*BenchRun, err, perr error, known bool, v *VLLMBench) strin
 // Python's literals, nested details, a list of rows).
 func fixtures(t *testing.T) map[string][]byte {
 	files := map[string][]byte{}
-	filepath.WalkDir(filepath.Join("testdata", "bench"), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join("..", "testdata", "bench"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl")) {
 			data, err := os.ReadFile(p)
 			if err != nil {
@@ -217,7 +219,7 @@ func TestBenchSlicedErrorsMatchWhole(t *testing.T) {
 func TestBenchSlicedTicksAndStops(t *testing.T) {
 	data := fixtures(t)["big.jsonl"]
 	var fracs []float64
-	if _, err := ReadBenchSliced("big.jsonl", data, func(f float64) error { fracs = append(fracs, f); return nil }); err != nil {
+	if _, err := ReadSliced("big.jsonl", data, func(f float64) error { fracs = append(fracs, f); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if want := len(data) / tickUnits / 2; len(fracs) < want {
@@ -230,7 +232,7 @@ func TestBenchSlicedTicksAndStops(t *testing.T) {
 	}
 	stop := errors.New("cancelled")
 	n := 0
-	_, err := ReadBenchSliced("big.jsonl", data, func(float64) error {
+	_, err := ReadSliced("big.jsonl", data, func(float64) error {
 		if n++; n == 3 {
 			return stop
 		}
@@ -239,9 +241,9 @@ func TestBenchSlicedTicksAndStops(t *testing.T) {
 	if !errors.Is(err, stop) || n != 3 {
 		t.Errorf("a Tick's error: got %v after %d ticks", err, n)
 	}
-	b := &BenchRun{Method: "linear"}
+	b := &Run{Method: "linear"}
 	for i := range 2000 {
-		r := BenchRequest{Start: float64(i % 17), TTFT: 0.1, Latency: 3, Output: 200}
+		r := Request{Start: float64(i % 17), TTFT: 0.1, Latency: 3, Output: 200}
 		for j := range 199 {
 			r.Gaps = append(r.Gaps, float64((i*j)%31)/1000)
 		}
@@ -277,7 +279,7 @@ func TestSortTickIsStable(t *testing.T) {
 // its Tick can stop it.
 func TestTraceSlicedMatchesWhole(t *testing.T) {
 	files := map[string][]byte{}
-	paths, _ := filepath.Glob(filepath.Join("testdata", "traces", "*"))
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "traces", "*"))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -322,7 +324,7 @@ func TestTraceSlicedMatchesWhole(t *testing.T) {
 // Whatever the bytes, the sliced reader says what the whole one says.
 func FuzzBenchSliced(f *testing.F) {
 	for _, name := range []string{"vllm.json", "sglang.jsonl", "guidellm_v02.json", "llmperf/m_550_150_individual_responses.json", "genai-perf/profile_export.json", "aiperf/profile_export.jsonl"} {
-		if data, err := os.ReadFile(filepath.Join("testdata", "bench", name)); err == nil {
+		if data, err := os.ReadFile(filepath.Join("..", "testdata", "bench", name)); err == nil {
 			f.Add(data[:min(len(data), 3000)])
 		}
 	}
@@ -340,7 +342,7 @@ func FuzzBenchSliced(f *testing.F) {
 func TestBenchSlicedMutations(t *testing.T) {
 	var seeds [][]byte
 	for _, name := range []string{"vllm.json", "sglang.jsonl", "guidellm_v02.json", "llmperf/m_550_150_individual_responses.json", "genai-perf/profile_export.json", "aiperf/profile_export.jsonl", "aiperf/profile_export_raw.jsonl"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "bench", name))
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "bench", name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sim
+package results
 
 // llmperf (Ray's token_benchmark_ray.py --results-dir): a JSON list
 // *_individual_responses.json, per request ttft_s, end_to_end_latency_s,
@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"servelab/sim/internal/jsonread"
 )
 
 type llmperfRow struct {
@@ -22,19 +24,19 @@ type llmperfRow struct {
 	ErrMsg  string   `json:"error_msg"`
 }
 
-func readLLMPerf(data []byte) ([]*BenchRun, error) {
+func readLLMPerf(data []byte) ([]*Run, error) {
 	var rows []llmperfRow
 	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, FieldError(err, "individual responses")
+		return nil, jsonread.FieldError(err, "individual responses")
 	}
 	return llmperfRuns(rows)
 }
 
 // llmperfRuns is the run of the decoded rows.
-func llmperfRuns(rows []llmperfRow) ([]*BenchRun, error) {
-	b := &BenchRun{Tool: "llmperf", Format: "llmperf *_individual_responses.json", Method: "linear", Summary: map[string]float64{}}
+func llmperfRuns(rows []llmperfRow) ([]*Run, error) {
+	b := &Run{Tool: "llmperf", Format: "llmperf *_individual_responses.json", Method: "linear", Summary: map[string]float64{}}
 	for _, q := range rows {
-		r := BenchRequest{Start: math.NaN()}
+		r := Request{Start: math.NaN()}
 		if q.ErrCode != nil {
 			r.Error = fmt.Sprintf("error %v", q.ErrCode)
 			if q.ErrMsg != "" {
@@ -62,10 +64,10 @@ func llmperfRuns(rows []llmperfRow) ([]*BenchRun, error) {
 	b.cannot("bench.llmperf.itl", "llmperf's inter_token_latency_s: it is (TTFT + every gap) / output tokens, the TTFT included, so it is not compared; tpot and itl_token come from e2e − TTFT")
 	b.cannot("bench.llmperf.load", "the load asked for and the tool's own percentiles: they are in *_summary.json beside this file")
 	b.note("bench.llmperf.tokens", "output tokens are llmperf's re-tokenized count of the text (a Llama tokenizer), not the server's")
-	return []*BenchRun{b}, nil
+	return []*Run{b}, nil
 }
 
-func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
+func readLLMPerfSummary(data []byte) ([]*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err
@@ -77,7 +79,7 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 		}
 		return 0, false
 	}
-	b := &BenchRun{Tool: "llmperf", Format: "llmperf *_summary.json", Method: "linear", Summary: map[string]float64{}}
+	b := &Run{Tool: "llmperf", Format: "llmperf *_summary.json", Method: "linear", Summary: map[string]float64{}}
 	for theirs, ours := range map[string]string{"ttft_s": "ttft", "end_to_end_latency_s": "e2e"} {
 		for _, p := range []string{"p50", "p90", "p99"} {
 			if v, ok := num("results_" + theirs + "_quantiles_" + p); ok {
@@ -109,5 +111,5 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 	b.Model = model
 	b.cannot("bench.llmperf.aggregate", "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it")
 	b.cannot("bench.llmperf.itlsummary", "llmperf's inter_token_latency_s includes the TTFT and is not compared")
-	return []*BenchRun{b}, nil
+	return []*Run{b}, nil
 }

@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"errors"
@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"servelab/sim"
 )
 
 // checkNotes fails when a run's keyed notes are not its notes, one for one
 // and word for word (the page shows the keyed ones, the CLI the others).
-func checkNotes(t *testing.T, what string, lines []string, notes []Note) {
+func checkNotes(t *testing.T, what string, lines []string, notes []sim.Note) {
 	t.Helper()
 	if len(lines) != len(notes) {
 		t.Errorf("%s: %d lines but %d keyed notes", what, len(lines), len(notes))
@@ -69,14 +71,14 @@ func TestBenchNotesHaveKeys(t *testing.T) {
 }
 
 // readAlone is a sample's runs as its reader gives them, with no companion merged.
-func readAlone(t *testing.T, name string) []*BenchRun {
+func readAlone(t *testing.T, name string) []*Run {
 	t.Helper()
-	path := filepath.Join("testdata", "bench", name)
+	path := filepath.Join("..", "testdata", "bench", name)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := ReadBench(path, data)
+	runs, err := Read(path, data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -88,11 +90,11 @@ func readAlone(t *testing.T, name string) []*BenchRun {
 func TestBenchRefusalsHaveKeys(t *testing.T) {
 	for _, data := range []string{`{"foo": 1}`, `[]`, `{"median_ttft_ms": 3}`, `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, `{"a": 1}` + "\n" + `{"b": 2}`, `{"benchmarks": []}`} {
 		for _, read := range []func() error{
-			func() error { _, err := ReadBench("x.json", []byte(data)); return err },
-			func() error { _, err := ReadBenchSliced("x.json", []byte(data), nil); return err },
+			func() error { _, err := Read("x.json", []byte(data)); return err },
+			func() error { _, err := ReadSliced("x.json", []byte(data), nil); return err },
 		} {
 			err := read()
-			var ne *NoteError
+			var ne *sim.NoteError
 			if err == nil || !errors.As(err, &ne) || ne.Note.Key == "" || !strings.Contains(err.Error(), ne.Note.Text) {
 				t.Errorf("%s: error %v carries no keyed note (%+v)", data, err, ne)
 			}

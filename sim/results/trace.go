@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"servelab/sim"
 )
 
 // Trace replay: a file of requests, one per line, with an arrival time, a
@@ -114,7 +116,7 @@ type traceReader struct {
 	dates  int             // 0 unknown, 1 numbers, 2 date-times
 	hasID  bool
 	times  []time.Time // date-time arrivals, converted at the end
-	reqs   []Request
+	reqs   []sim.Request
 	record int
 	tk     *ticker // ReadTraceSliced's Tick, told of the bytes read
 	size   int     // bytes in the file
@@ -168,10 +170,10 @@ func quoteAll(names []string) string {
 // add checks one record's values (strings as written; present says whether
 // the id was given) and appends its request.
 func (tr *traceReader) add(line int, vals [nFields]string, present [nFields]bool) error {
-	if len(tr.reqs) >= MaxRequests {
-		return tr.errorf(line, "more than %d requests", MaxRequests)
+	if len(tr.reqs) >= sim.MaxRequests {
+		return tr.errorf(line, "more than %d requests", sim.MaxRequests)
 	}
-	r := Request{ID: tr.record}
+	r := sim.Request{ID: tr.record}
 	tr.record++
 	for f := fArrival; f < nFields; f++ {
 		if f == fID && !tr.hasID {
@@ -211,7 +213,7 @@ func (tr *traceReader) integer(line int, f traceField, v string) (int, error) {
 	if err != nil || x != math.Trunc(x) || math.IsInf(x, 0) {
 		return 0, tr.errorf(line, "%s %s is not an integer", tr.cols[f], clipQuote(v))
 	}
-	lo, hi := 1.0, float64(MaxTokens)
+	lo, hi := 1.0, float64(sim.MaxTokens)
 	if f == fID {
 		lo, hi = math.MinInt32, math.MaxInt32
 	}
@@ -224,7 +226,7 @@ func (tr *traceReader) integer(line int, f traceField, v string) (int, error) {
 // Date-time layouts accepted for arrivals.
 var traceLayouts = []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano, "2006-01-02T15:04:05.999999999"}
 
-func (tr *traceReader) arrival(line int, v string, r *Request) error {
+func (tr *traceReader) arrival(line int, v string, r *sim.Request) error {
 	x, err := strconv.ParseFloat(v, 64)
 	kind := 1
 	if err != nil {
@@ -267,7 +269,7 @@ func clipQuote(v string) string {
 }
 
 // finish converts date-times, sorts by arrival and checks the trace is not empty.
-func (tr *traceReader) finish() ([]Request, error) {
+func (tr *traceReader) finish() ([]sim.Request, error) {
 	if len(tr.reqs) == 0 {
 		return nil, fmt.Errorf("%s: no requests", tr.name)
 	}
@@ -281,7 +283,7 @@ func (tr *traceReader) finish() ([]Request, error) {
 			tr.reqs[i].Arrival = d
 		}
 	}
-	if err := sortTick(tr.reqs, func(a, b Request) int { return cmp.Compare(a.Arrival, b.Arrival) }, tr.tk, 0.9); err != nil {
+	if err := sortTick(tr.reqs, func(a, b sim.Request) int { return cmp.Compare(a.Arrival, b.Arrival) }, tr.tk, 0.9); err != nil {
 		return nil, err
 	}
 	return tr.reqs, nil
@@ -291,7 +293,7 @@ func (tr *traceReader) finish() ([]Request, error) {
 // notes above for the accepted names and units) and returns its requests
 // sorted by arrival. name labels errors, e.g. "trace.csv line 7: output_len
 // "abc" is not an integer".
-func ReadTrace(r io.Reader, name string) ([]Request, error) {
+func ReadTrace(r io.Reader, name string) ([]sim.Request, error) {
 	return ReadTraceIn(r, name, 0)
 }
 
@@ -299,7 +301,7 @@ func ReadTrace(r io.Reader, name string) ([]Request, error) {
 // seconds per unit (1e-3 for milliseconds), whatever the column is called:
 // some traces (Mooncake's) give milliseconds under a plain "timestamp".
 // Unit 0 goes by the column name. Date-time arrivals are not affected.
-func ReadTraceIn(r io.Reader, name string, unit float64) ([]Request, error) {
+func ReadTraceIn(r io.Reader, name string, unit float64) ([]sim.Request, error) {
 	if !(unit >= 0) || math.IsInf(unit, 0) {
 		return nil, fmt.Errorf("%s: arrival unit must be 0 (by column name) or a positive number of seconds, got %g", name, unit)
 	}
@@ -314,11 +316,11 @@ func ReadTraceIn(r io.Reader, name string, unit float64) ([]Request, error) {
 // tick is called every few tens of kilobytes with the fraction read, and
 // an error from it stops the reading. Its requests (and errors) are
 // ReadTrace's.
-func ReadTraceSliced(data []byte, name string, tick Tick) ([]Request, error) {
+func ReadTraceSliced(data []byte, name string, tick Tick) ([]sim.Request, error) {
 	return readTrace(data, name, 0, &ticker{f: tick})
 }
 
-func readTrace(data []byte, name string, unit float64, tk *ticker) ([]Request, error) {
+func readTrace(data []byte, name string, unit float64, tk *ticker) ([]sim.Request, error) {
 	if len(data) > MaxTraceBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
 	}
@@ -495,7 +497,7 @@ func jsonScalar(raw json.RawMessage) (string, error) {
 }
 
 // WriteTrace writes requests as a CSV trace that ReadTrace reads back exactly.
-func WriteTrace(w io.Writer, reqs []Request) error {
+func WriteTrace(w io.Writer, reqs []sim.Request) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "id,arrival,prompt_len,output_len")
 	for _, r := range reqs {
@@ -503,3 +505,6 @@ func WriteTrace(w io.Writer, reqs []Request) error {
 	}
 	return bw.Flush()
 }
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,11 +1,11 @@
-package sim
+package results
 
-// Reading a large benchmark file in slices (ReadBenchSliced): the page has
+// Reading a large benchmark file in slices (ReadSliced): the page has
 // one thread, and json.Unmarshal of a 50 MB file holds it for seconds. The
 // file is read value by value with a json.Decoder; its large lists (the
 // per-request arrays, GuideLLM's and GenAI-Perf's requests) one entry at a
 // time, calling the caller's Tick in between. What is read is then given
-// to the same code as ReadBench's, so the runs (and the errors) are the
+// to the same code as Read's, so the runs (and the errors) are the
 // same.
 
 import (
@@ -15,6 +15,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
 // Tick is called by the sliced readers every few tens of kilobytes read
@@ -130,12 +133,12 @@ type preRead struct {
 	tk   *ticker
 }
 
-// SlicedBench is what ReadBenchSliced read from a file, and what the page
+// Sliced is what ReadSliced read from a file, and what the page
 // needs to word an error as it does for a small file.
-type SlicedBench struct {
-	Runs []*BenchRun
-	// VLLM is ReadVLLMBench of the same file for a vLLM run (nil where it refuses it).
-	VLLM *VLLMBench
+type Sliced struct {
+	Runs []*Run
+	// VLLM is ReadVLLM of the same file for a vLLM run (nil where it refuses it).
+	VLLM *VLLM
 	// NotObject is json.Unmarshal's error reading the file (BOM trimmed,
 	// Python's literals left) as one JSON object; nil when it is one.
 	NotObject error
@@ -149,21 +152,21 @@ const bigLine = 256 << 10
 // skimMax is the size up to which a value of no interest is kept whole.
 const skimMax = 1 << 20
 
-// ReadBenchSliced is ReadBench for a large file, read in slices: tick is
+// ReadSliced is Read for a large file, read in slices: tick is
 // called every few tens of kilobytes with the fraction read, and an error
-// from it stops the reading. Its runs and its error are ReadBench's for
+// from it stops the reading. Its runs and its error are Read's for
 // the same file (the tests compare them).
-func ReadBenchSliced(name string, data []byte, tick Tick) (*SlicedBench, error) {
-	return readBenchSliced(name, data, tick, 0)
+func ReadSliced(name string, data []byte, tick Tick) (*Sliced, error) {
+	return readSliced(name, data, tick, 0)
 }
 
-func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBench, error) {
+func readSliced(name string, data []byte, tick Tick, chunk int) (*Sliced, error) {
 	tk := &ticker{f: tick}
-	res := &SlicedBench{}
-	if len(data) > MaxMeasuredBytes {
-		return res, Refuse("bench.err.size", "%s: larger than %d bytes", name, MaxMeasuredBytes)
+	res := &Sliced{}
+	if len(data) > jsonread.MaxBytes {
+		return res, sim.Refuse("bench.err.size", "%s: larger than %d bytes", name, jsonread.MaxBytes)
 	}
-	data = bytes.TrimPrefix(data, UTF8BOM)
+	data = bytes.TrimPrefix(data, jsonread.BOM)
 	tk.span = 0.1
 	d, rewrote, err := pyJSONTick(data, tk)
 	if err != nil {
@@ -176,7 +179,7 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 	}
 	sr := &sliceRead{name: name, d: d, tk: tk, res: res, firstLit: firstLit, orig: data, chunk: chunk}
 	i := skipWS(d, 0)
-	var runs []*BenchRun
+	var runs []*Run
 	switch {
 	case i < len(d) && d[i] == '{':
 		runs, err = sr.objectFile(i)
@@ -187,7 +190,7 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 		var probe map[string]json.RawMessage
 		res.NotObject = json.Unmarshal(data, &probe)
 		res.Known = IsBench(data)
-		runs, err = ReadBench(name, data)
+		runs, err = Read(name, data)
 		return sr.done(runs, err)
 	}
 	if err != nil {
@@ -196,20 +199,20 @@ func readBenchSliced(name string, data []byte, tick Tick, chunk int) (*SlicedBen
 	return sr.done(runs, nil)
 }
 
-// sliceRead is one file being read by ReadBenchSliced.
+// sliceRead is one file being read by ReadSliced.
 type sliceRead struct {
 	name     string
 	d        []byte // the file, Python's literals rewritten
 	orig     []byte // the file as it came (BOM trimmed)
 	firstLit int    // where the first Python literal was, -1: none
 	tk       *ticker
-	res      *SlicedBench
+	res      *Sliced
 	chunk    int // bytes the decoder is given at a time (0: all)
 }
 
 func (sr *sliceRead) pre(o *jobj) *preRead { return &preRead{vals: o.pre, tk: sr.tk} }
 
-func (sr *sliceRead) done(runs []*BenchRun, err error) (*SlicedBench, error) {
+func (sr *sliceRead) done(runs []*Run, err error) (*Sliced, error) {
 	if err != nil {
 		return sr.res, err
 	}
@@ -233,7 +236,7 @@ func (sr *sliceRead) notObject(err error, at int) {
 }
 
 // syntax words the file's first syntax error (err, met by s) as
-// json.Unmarshal does, and returns ReadBench's error for such a file. The
+// json.Unmarshal does, and returns Read's error for such a file. The
 // decoder's tokens word errors otherwise, so the file is scanned again
 // (in slices) for the message; a file cut short is worded from its last
 // value, as json's scanner words its end.
@@ -294,7 +297,7 @@ func (r *tickReader) Read(p []byte) (int, error) {
 
 // objectFile reads a file that starts with an object: one object (vLLM,
 // GuideLLM, GenAI-Perf, a summary), or JSON Lines (SGLang, AIPerf).
-func (sr *sliceRead) objectFile(start int) ([]*BenchRun, error) {
+func (sr *sliceRead) objectFile(start int) ([]*Run, error) {
 	s := newSlicer(sr.d, 0, len(sr.d), sr.chunk, sr.tk)
 	first, err := s.object(true)
 	if err != nil {
@@ -334,7 +337,7 @@ func (sr *sliceRead) objectFile(start int) ([]*BenchRun, error) {
 }
 
 // objectRuns reads the runs of a file that is one object.
-func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*BenchRun, error) {
+func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Run, error) {
 	switch kind {
 	case "vllm":
 		r, err := vllmRun(first.raw, sr.pre(first))
@@ -344,7 +347,7 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 		if sr.firstLit < 0 {
 			sr.res.VLLM, _ = vllmBench(first.raw, sr.pre(first))
 		}
-		return []*BenchRun{r}, nil
+		return []*Run{r}, nil
 	case "sglang":
 		// SGLang's file is JSON Lines: one object over several lines is broken.
 		if bytes.IndexByte(sr.d[start:end], '\n') >= 0 {
@@ -352,17 +355,17 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 		}
 		r, err := sglangRun(first.raw, sr.pre(first))
 		if err != nil {
-			return nil, Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
+			return nil, sim.Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
 		}
-		return []*BenchRun{r}, nil
+		return []*Run{r}, nil
 	case "guidellm":
 		if first.guideErr != nil {
-			return nil, FieldError(first.guideErr, "benchmarks")
+			return nil, jsonread.FieldError(first.guideErr, "benchmarks")
 		}
 		return guideRuns(first.guide, first.guideErrs)
 	case "genai-perf":
 		if first.genaiErr != nil {
-			return nil, FieldError(first.genaiErr, "experiments")
+			return nil, jsonread.FieldError(first.genaiErr, "experiments")
 		}
 		return genaiRuns(&first.genai)
 	}
@@ -380,8 +383,8 @@ func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Be
 
 // lines reads JSON Lines as jsonLines does, a line at a time; first is
 // the first line's object, read already.
-func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, error) {
-	var runs []*BenchRun
+func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*Run, error) {
+	var runs []*Run
 	aip, counted := newAIPerf(), true
 	if kind == "aiperf-raw" {
 		aip = newAIPerfRaw()
@@ -408,7 +411,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 		case "aiperf-raw":
 			err = aiperfRawLine(aip, &counted, raw)
 		default:
-			var b *BenchRun
+			var b *Run
 			at := lo + bytes.Index(d[lo:off-1], raw[:1]) // where the trimmed line starts
 			switch {
 			case at == firstAt:
@@ -424,7 +427,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*BenchRun, 
 			if isTick(err) {
 				return nil, err
 			}
-			return nil, Refuse("field.line", "line %d: %v", n, err)
+			return nil, sim.Refuse("field.line", "line %d: %v", n, err)
 		}
 	}
 	switch kind {
@@ -449,7 +452,7 @@ func isTick(err error) bool {
 }
 
 // bigSGLangLine reads one long line of SGLang's file in slices.
-func (sr *sliceRead) bigSGLangLine(raw []byte, at int) (*BenchRun, error) {
+func (sr *sliceRead) bigSGLangLine(raw []byte, at int) (*Run, error) {
 	s := newSlicer(raw, at, len(sr.d), sr.chunk, sr.tk)
 	if raw[0] != '{' {
 		return sglangLine(raw) // not an object: it says so at once
@@ -469,7 +472,7 @@ func (sr *sliceRead) bigSGLangLine(raw []byte, at int) (*BenchRun, error) {
 }
 
 // listFile reads a file that starts with a list: llmperf's responses.
-func (sr *sliceRead) listFile() ([]*BenchRun, error) {
+func (sr *sliceRead) listFile() ([]*Run, error) {
 	s := newSlicer(sr.d, 0, len(sr.d), sr.chunk, sr.tk)
 	var probe map[string]json.RawMessage
 	arrErr := json.Unmarshal([]byte("[]"), &probe) // what json says of a list read as an object
@@ -477,7 +480,7 @@ func (sr *sliceRead) listFile() ([]*BenchRun, error) {
 	var rows []llmperfRow
 	var rowsErr error
 	n, objects := 0, true
-	syntax := func(err error) ([]*BenchRun, error) {
+	syntax := func(err error) ([]*Run, error) {
 		if !isSyntax(err) {
 			return nil, err
 		}
@@ -525,7 +528,7 @@ func (sr *sliceRead) listFile() ([]*BenchRun, error) {
 	sr.res.Known = true
 	_ = kind // llmperf
 	if rowsErr != nil {
-		return nil, FieldError(rowsErr, "individual responses")
+		return nil, jsonread.FieldError(rowsErr, "individual responses")
 	}
 	return llmperfRuns(rows)
 }

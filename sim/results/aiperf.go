@@ -1,4 +1,4 @@
-package sim
+package results
 
 // AIPerf (NVIDIA's successor to GenAI-Perf): profile_export.jsonl, one record
 // per request — metadata{request_start_ns, request_end_ns, benchmark_phase,
@@ -15,6 +15,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
 type aiperfMeta struct {
@@ -68,7 +71,7 @@ func unitSeconds(u string) (float64, bool) {
 	return 0, false
 }
 
-func readAIPerf(data []byte) ([]*BenchRun, error) {
+func readAIPerf(data []byte) ([]*Run, error) {
 	b := newAIPerf()
 	err := jsonLines(data, func(line int, raw []byte) error { return aiperfLine(b, raw) })
 	if err != nil {
@@ -77,12 +80,12 @@ func readAIPerf(data []byte) ([]*BenchRun, error) {
 	return finishAIPerf(b)
 }
 
-func newAIPerf() *BenchRun {
-	return &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
+func newAIPerf() *Run {
+	return &Run{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
 }
 
 // aiperfLine reads one record of profile_export.jsonl into b.
-func aiperfLine(b *BenchRun, raw []byte) error {
+func aiperfLine(b *Run, raw []byte) error {
 	{
 		var rec struct {
 			Metadata aiperfMeta `json:"metadata"`
@@ -93,12 +96,12 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return FieldError(err, "record")
+			return jsonread.FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil
 		}
-		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
+		r := Request{Start: math.NaN(), Error: rec.Error.String()}
 		if rec.Metadata.Cancelled && r.Error == "" {
 			r.Error = "cancelled"
 		}
@@ -112,7 +115,7 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 			}
 			var v float64
 			if err := json.Unmarshal(m.Value, &v); err != nil {
-				return 0, false, Refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", ClipJSON(m.Value))
+				return 0, false, sim.Refuse("field.number", "%s: want a number, got %s", "metrics."+name+".value", jsonread.Clip(m.Value))
 			}
 			if sc, ok := unitSeconds(m.Unit); ok {
 				v *= sc
@@ -144,11 +147,11 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 		}
 		if m, ok := rec.Metrics["inter_chunk_latency"]; ok {
 			if err := json.Unmarshal(m.Value, &r.Gaps); err != nil {
-				return Refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", ClipJSON(m.Value))
+				return sim.Refuse("field.numbers", "%s: want a list of numbers, got %s", "metrics.inter_chunk_latency.value", jsonread.Clip(m.Value))
 			}
 			sc, ok := unitSeconds(m.Unit)
 			if !ok {
-				return Refuse("field.unit", "%s: want a time unit, got %q", "metrics.inter_chunk_latency.unit", m.Unit)
+				return sim.Refuse("field.unit", "%s: want a time unit, got %q", "metrics.inter_chunk_latency.unit", m.Unit)
 			}
 			for i := range r.Gaps {
 				r.Gaps[i] *= sc
@@ -159,9 +162,9 @@ func aiperfLine(b *BenchRun, raw []byte) error {
 	}
 }
 
-func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
+func finishAIPerf(b *Run) ([]*Run, error) {
 	if len(b.Requests) == 0 {
-		return nil, Refuse("bench.err.norecords", "no profiling records in the file")
+		return nil, sim.Refuse("bench.err.norecords", "no profiling records in the file")
 	}
 	if err := checkRequests(b.Requests); err != nil {
 		return nil, err
@@ -171,13 +174,13 @@ func finishAIPerf(b *BenchRun) ([]*BenchRun, error) {
 	b.cannot("bench.aiperf.load", "the load asked for (rate or concurrency) and the tool's own percentiles: they are in profile_export_aiperf.json beside this file")
 	b.note("bench.aiperf.itl", "AIPerf's inter_token_latency is (e2e − TTFT)/(output − 1): servelab's tpot")
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.chunkNote(k, Say("bench.aiperf.chunks", "AIPerf's inter_chunk_latency"))
+		b.chunkNote(k, sim.Say("bench.aiperf.chunks", "AIPerf's inter_chunk_latency"))
 	}
-	return []*BenchRun{b}, nil
+	return []*Run{b}, nil
 }
 
 // runSpan is from the first start to the last request's end, when known.
-func runSpan(rs []BenchRequest) float64 {
+func runSpan(rs []Request) float64 {
 	first, last := math.Inf(1), math.Inf(-1)
 	for _, r := range rs {
 		if math.IsNaN(r.Start) {
@@ -191,7 +194,7 @@ func runSpan(rs []BenchRequest) float64 {
 	return 0
 }
 
-func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
+func readAIPerfRaw(data []byte) ([]*Run, error) {
 	b, counted := newAIPerfRaw(), true
 	err := jsonLines(data, func(line int, raw []byte) error { return aiperfRawLine(b, &counted, raw) })
 	if err != nil {
@@ -200,13 +203,13 @@ func readAIPerfRaw(data []byte) ([]*BenchRun, error) {
 	return finishAIPerfRaw(b, counted)
 }
 
-func newAIPerfRaw() *BenchRun {
-	return &BenchRun{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}
+func newAIPerfRaw() *Run {
+	return &Run{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}
 }
 
 // aiperfRawLine reads one record of profile_export_raw.jsonl into b;
 // counted goes false when it counts output tokens as chunks.
-func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
+func aiperfRawLine(b *Run, counted *bool, raw []byte) error {
 	{
 		var rec struct {
 			Metadata    aiperfMeta `json:"metadata"`
@@ -222,15 +225,15 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 			Error *aiperfError `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return FieldError(err, "record")
+			return jsonread.FieldError(err, "record")
 		}
 		if rec.Metadata.warmup() {
 			return nil
 		}
 		if rec.StartPerfNs == nil {
-			return Refuse("field.missing", "%s: missing", "start_perf_ns")
+			return sim.Refuse("field.missing", "%s: missing", "start_perf_ns")
 		}
-		r := BenchRequest{Start: math.NaN(), Error: rec.Error.String()}
+		r := Request{Start: math.NaN(), Error: rec.Error.String()}
 		if rec.Metadata.Cancelled && r.Error == "" {
 			r.Error = "cancelled"
 		}
@@ -241,7 +244,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 		usageOut := 0
 		for i, resp := range rec.Responses {
 			if resp.PerfNs == nil {
-				return Refuse("field.missing", "%s: missing", fmt.Sprintf("responses[%d].perf_ns", i))
+				return sim.Refuse("field.missing", "%s: missing", fmt.Sprintf("responses[%d].perf_ns", i))
 			}
 			text := ""
 			if resp.Text != nil {
@@ -281,7 +284,7 @@ func aiperfRawLine(b *BenchRun, counted *bool, raw []byte) error {
 	}
 }
 
-func finishAIPerfRaw(b *BenchRun, counted bool) ([]*BenchRun, error) {
+func finishAIPerfRaw(b *Run, counted bool) ([]*Run, error) {
 	if !counted {
 		b.note("bench.aiperf.counted", "where the server sent no usage, output tokens are counted as content chunks (AIPerf counts them with its tokenizer)")
 	}

@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"math"
@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"servelab/sim"
 )
 
 // readFixture reads a fixture written by testdata/bench/make_fixtures.py and
 // merges the companion file the tool writes beside it, as the CLI does.
-func readFixture(t *testing.T, name string) []*BenchRun {
+func readFixture(t *testing.T, name string) []*Run {
 	t.Helper()
-	path := filepath.Join("testdata", "bench", name)
+	path := filepath.Join("..", "testdata", "bench", name)
 	runs := readAlone(t, name)
 	for _, r := range runs {
 		if c := r.Companion(path); c != "" {
@@ -21,7 +23,7 @@ func readFixture(t *testing.T, name string) []*BenchRun {
 			if err != nil {
 				t.Fatalf("%s: companion %s: %v", name, c, err)
 			}
-			cs, err := ReadBench(c, cd)
+			cs, err := Read(c, cd)
 			if err != nil {
 				t.Fatalf("companion %s: %v", c, err)
 			}
@@ -117,7 +119,7 @@ func TestChunkGapsAreNormalisedToTokens(t *testing.T) {
 		t.Errorf("itl_token_mean %g, decode time per token %g", got, decode/tokens)
 	}
 	// One gap per one-token chunk stays as it is.
-	r := BenchRequest{Output: 3, Gaps: []float64{0.01, 0.02}}
+	r := Request{Output: 3, Gaps: []float64{0.01, 0.02}}
 	if g := r.appendTokenGaps(nil); g[0].v != 0.01 || g[0].w != 1 {
 		t.Errorf("one-token chunks changed: %+v", g)
 	}
@@ -174,14 +176,14 @@ func TestBenchLoad(t *testing.T) {
 	if gp := readFixture(t, "genai-perf/profile_export.json")[0]; gp.Concurrency != 4 {
 		t.Errorf("GenAI-Perf concurrency %d, want 4", gp.Concurrency)
 	}
-	nested, err := ReadBench("profile_export_genai_perf.json", []byte(`{"time_to_first_token": {"unit": "ms", "avg": 5, "p50": 4},
+	nested, err := Read("profile_export_genai_perf.json", []byte(`{"time_to_first_token": {"unit": "ms", "avg": 5, "p50": 4},
 	  "request_throughput": {"unit": "requests/sec", "avg": 2.5},
 	  "input_config": {"perf_analyzer": {"stimulus": {"concurrency": 32}}}}`))
 	if err != nil || nested[0].Concurrency != 32 || nested[0].Summary["ttft_p50"] != 0.004 || nested[0].AchievedRate() != 2.5 {
 		t.Errorf("newer GenAI-Perf summary: %+v, %v", nested, err)
 	}
 	// llmperf writes some aggregates as strings ("131"); a summary alone gives a workload of its size.
-	ls, err := ReadBench("x_summary.json", []byte(`{"results_ttft_s_quantiles_p50": 0.24, "results_number_input_tokens_min": "131",
+	ls, err := Read("x_summary.json", []byte(`{"results_ttft_s_quantiles_p50": 0.24, "results_number_input_tokens_min": "131",
 	  "results_number_input_tokens_mean": 259.78, "results_number_output_tokens_mean": 99.44, "num_concurrent_requests": 5,
 	  "results_num_completed_requests": 50, "results_num_completed_requests_per_min": 202.37}`))
 	if err != nil || ls[0].Concurrency != 5 || ls[0].Summary["ttft_p50"] != 0.24 {
@@ -220,7 +222,7 @@ func TestBenchErrorsSayWhy(t *testing.T) {
 		{`{"benchmarks": [{"requests": {"successful": [{"time_to_first_token_ms": -5}]}}]}`, "ttft"},
 		{"not json", "not JSON"},
 	} {
-		_, err := ReadBench("x.json", []byte(c.doc))
+		_, err := Read("x.json", []byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.doc, err, c.want)
 		}
@@ -229,7 +231,7 @@ func TestBenchErrorsSayWhy(t *testing.T) {
 
 // Some SGLang versions nest the per-request arrays under "details".
 func TestSGLangNestedDetails(t *testing.T) {
-	runs, err := ReadBench("s.jsonl", []byte(`{"median_ttft_ms": 100, "request_rate": Infinity, "details": {"input_lens": [10, 20], "output_lens": [3, 2], "ttfts": [0.1, 0.1], "itls": [[0.01, 0.02], [0.03]], "errors": ["", ""]}}`+"\n"))
+	runs, err := Read("s.jsonl", []byte(`{"median_ttft_ms": 100, "request_rate": Infinity, "details": {"input_lens": [10, 20], "output_lens": [3, 2], "ttfts": [0.1, 0.1], "itls": [[0.01, 0.02], [0.03]], "errors": ["", ""]}}`+"\n"))
 	if err != nil || len(runs) != 1 || runs[0].Tool != "sglang" || len(runs[0].Requests) != 2 || runs[0].Summary["ttft_p50"] != 0.1 {
 		t.Fatalf("%v %+v", err, runs)
 	}
@@ -261,13 +263,13 @@ func TestQuantileMethods(t *testing.T) {
 // FuzzReadBench: no input panics, and an accepted file's figures are finite.
 func FuzzReadBench(f *testing.F) {
 	for _, name := range []string{"vllm.json", "guidellm_v02.json", "llmperf/m_550_150_summary.json"} {
-		if data, err := os.ReadFile(filepath.Join("testdata", "bench", name)); err == nil {
+		if data, err := os.ReadFile(filepath.Join("..", "testdata", "bench", name)); err == nil {
 			f.Add(data)
 		}
 	}
 	f.Add([]byte(`{"metadata": {"request_start_ns": 1}, "metrics": {}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		runs, err := ReadBench("f.json", data)
+		runs, err := Read("f.json", data)
 		if err != nil {
 			return
 		}
@@ -286,21 +288,21 @@ func FuzzReadBench(f *testing.F) {
 // closed loop never has more in flight than the file's concurrency, a replay
 // keeps the file's arrivals.
 func TestBenchWorkloadSimulates(t *testing.T) {
-	step, err := DefaultStepModel()
+	step, err := sim.DefaultStepModel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Step: step, Policy: mustPolicy(t, "chunked", 2048)}
+	cfg := sim.Config{Step: step, Policy: mustPolicy(t, "chunked", 2048)}
 	ai := readFixture(t, "aiperf/profile_export.jsonl")[0]
 	w, err := ai.Workload(512, 64, 1)
 	if err != nil || w.Kind != "closed" || w.Concurrency != 8 || len(w.Requests) != len(ai.Requests)-1 {
 		t.Fatalf("AIPerf workload %s/%d, %d requests, %v", w.Kind, w.Concurrency, len(w.Requests), err)
 	}
-	out, err := RunBench(cfg, w)
+	out, err := Simulate(cfg, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := Count(out.Results); c.Completed != len(w.Requests) {
+	if c := sim.Count(out.Results); c.Completed != len(w.Requests) {
 		t.Errorf("closed loop completed %s", c)
 	}
 	for _, it := range out.Iterations {
@@ -332,11 +334,21 @@ func TestBenchWorkloadSimulates(t *testing.T) {
 	}
 }
 
-func mustPolicy(t *testing.T, name string, budget int) Policy {
+func mustPolicy(t *testing.T, name string, budget int) sim.Policy {
 	t.Helper()
-	p, err := NewPolicy(name, budget)
+	p, err := sim.NewPolicy(name, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// stepModel is the lecture's step model, the simulator's default.
+func stepModel(t testing.TB) sim.StepModel {
+	t.Helper()
+	s, err := sim.DefaultStepModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

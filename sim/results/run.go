@@ -1,7 +1,7 @@
-package sim
+package results
 
 // Benchmark tools' result files (vLLM bench, GuideLLM, AIPerf, GenAI-Perf,
-// SGLang bench_serving, llmperf), read into one type: BenchRun. Each tool has
+// SGLang bench_serving, llmperf), read into one type: Run. Each tool has
 // its own small reader file (bench_<tool>.go), bench_read.go tells them
 // apart; this file holds the common type and the figures computed from it.
 
@@ -10,12 +10,14 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"servelab/sim"
 )
 
-// BenchRequest is one request of a benchmark run as the tool recorded it.
+// Request is one request of a benchmark run as the tool recorded it.
 // Times are seconds; a zero Prompt, Output or Latency means the file does not
 // say.
-type BenchRequest struct {
+type Request struct {
 	Start   float64   // when it was sent, seconds after the run's first request; NaN when the file keeps no start times
 	Prompt  int       // prompt tokens
 	Output  int       // output tokens
@@ -26,9 +28,9 @@ type BenchRequest struct {
 	Error   string    // why it failed; "" when it succeeded
 }
 
-// BenchRun is one run of a benchmark tool: its requests, the load it offered
+// Run is one run of a benchmark tool: its requests, the load it offered
 // and the figures the file itself states.
-type BenchRun struct {
+type Run struct {
 	Tool        string  // "vllm", "guidellm", "aiperf", "genai-perf", "sglang" or "llmperf"
 	Format      string  // which of the tool's files it came from, in words
 	Label       string  // a name for tables
@@ -37,7 +39,7 @@ type BenchRun struct {
 	Concurrency int     // most requests the tool kept in flight; 0: unbounded or unknown
 	Duration    float64 // seconds the run took, when known
 	Throughput  float64 // completed requests per second as the file states it (summary-only files), else 0
-	Requests    []BenchRequest
+	Requests    []Request
 	// Summary is the file's own figures in seconds, keyed as Figures keys
 	// them, holding only the keys whose definition matches ours.
 	Summary map[string]float64
@@ -50,18 +52,18 @@ type BenchRun struct {
 	// CannotNotes and NoteNotes are Cannot and Notes with their keys and
 	// arguments, one for each line and in the same order, for a page that
 	// shows them in its own language.
-	CannotNotes, NoteNotes []Note
+	CannotNotes, NoteNotes []sim.Note
 }
 
 // note adds to Notes what was normalised or assumed (key: see Note).
-func (b *BenchRun) note(key, format string, args ...any) {
-	n := Say(key, format, args...)
+func (b *Run) note(key, format string, args ...any) {
+	n := sim.Say(key, format, args...)
 	b.Notes, b.NoteNotes = append(b.Notes, n.Text), append(b.NoteNotes, n)
 }
 
 // cannot adds to Cannot a figure the file cannot give (key: see Note).
-func (b *BenchRun) cannot(key, format string, args ...any) {
-	n := Say(key, format, args...)
+func (b *Run) cannot(key, format string, args ...any) {
+	n := sim.Say(key, format, args...)
 	b.Cannot, b.CannotNotes = append(b.Cannot, n.Text), append(b.CannotNotes, n)
 }
 
@@ -76,7 +78,7 @@ var FigureNames = []string{"ttft", "tpot", "itl", "itl_token", "e2e"}
 // Figures computes the run's figures from its successful requests, taking
 // percentiles as the tool does (Method). A figure the file cannot give is
 // absent.
-func (b *BenchRun) Figures() map[string]float64 {
+func (b *Run) Figures() map[string]float64 {
 	out, _ := b.FiguresTick(nil)
 	return out
 }
@@ -84,7 +86,7 @@ func (b *BenchRun) Figures() map[string]float64 {
 // FiguresTick is Figures for a large run: it calls tick (with the fraction
 // done) every few hundred thousand values sorted, and stops with tick's
 // error. The figures are Figures' exactly: Figures is this with no tick.
-func (b *BenchRun) FiguresTick(tick Tick) (map[string]float64, error) {
+func (b *Run) FiguresTick(tick Tick) (map[string]float64, error) {
 	var ttft, tpot, itl, e2e []float64
 	var tok []weighted
 	nGaps := 0
@@ -186,7 +188,7 @@ type weighted struct{ v, w float64 }
 // Output−1 tokens after the first, each gap stands for k = (Output−1)/n
 // tokens, each gap/k apart. Without gaps, the tool's mean gap (or, failing
 // that, (e2e − ttft)/(output − 1)) counts once per token after the first.
-func (r *BenchRequest) appendTokenGaps(out []weighted) []weighted {
+func (r *Request) appendTokenGaps(out []weighted) []weighted {
 	if n := len(r.Gaps); n > 0 {
 		k := 1.0
 		if r.Output-1 > n {
@@ -213,7 +215,7 @@ func (r *BenchRequest) appendTokenGaps(out []weighted) []weighted {
 // ChunkTokens is the mean number of output tokens a content chunk carried
 // (1 when each chunk was one token), over requests with both counts; 0 when
 // the file cannot tell.
-func (b *BenchRun) ChunkTokens() float64 {
+func (b *Run) ChunkTokens() float64 {
 	tokens, chunks := 0, 0
 	for _, r := range b.Requests {
 		if r.Error == "" && len(r.Gaps) > 0 && r.Output > 1 {
@@ -231,7 +233,7 @@ func (b *BenchRun) ChunkTokens() float64 {
 // the run's clock (seconds after its first request was sent), normalised to
 // tokens as in Figures' itl_token, sorted by time. Nil when the file keeps
 // no start times or no chunk gaps.
-func (b *BenchRun) Timeline() []Gap {
+func (b *Run) Timeline() []sim.Gap {
 	out, _ := b.TimelineTick(nil)
 	return out
 }
@@ -239,15 +241,15 @@ func (b *BenchRun) Timeline() []Gap {
 // TimelineTick is Timeline for a large run: it calls tick (with the
 // fraction sorted) every few hundred thousand gaps and stops with tick's
 // error. Timeline is this with no tick.
-func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
+func (b *Run) TimelineTick(tick Tick) ([]sim.Gap, error) {
 	tk := &ticker{f: tick}
 	n := 0
 	for _, r := range b.Requests {
 		n += len(r.Gaps)
 	}
-	var out []Gap
+	var out []sim.Gap
 	if n > 0 {
-		out = make([]Gap, 0, n)
+		out = make([]sim.Gap, 0, n)
 	}
 	for _, r := range b.Requests {
 		if err := tk.add(1+len(r.Gaps), 0); err != nil {
@@ -263,11 +265,11 @@ func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
 		t := r.Start + r.TTFT
 		for _, g := range r.Gaps {
 			t += g
-			out = append(out, Gap{TRelInject: t, Gap: g / k})
+			out = append(out, sim.Gap{TRelInject: t, Gap: g / k})
 		}
 	}
 	// A stable sort: chunks of two requests at one time keep the file's order, whichever sort runs.
-	if err := sortTick(out, func(a, b Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
+	if err := sortTick(out, func(a, b sim.Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -275,13 +277,13 @@ func (b *BenchRun) TimelineTick(tick Tick) ([]Gap, error) {
 
 // chunkNote notes that chunks carried several tokens and how the figures
 // treat them; itl names the file's chunk gaps.
-func (b *BenchRun) chunkNote(k float64, itl Note) {
+func (b *Run) chunkNote(k float64, itl sim.Note) {
 	b.note("bench.chunks", "chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); "+
 		"itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)", k, itl)
 }
 
 // HasStarts reports whether every request's start time is known.
-func (b *BenchRun) HasStarts() bool {
+func (b *Run) HasStarts() bool {
 	for _, r := range b.Requests {
 		if math.IsNaN(r.Start) {
 			return false
@@ -292,7 +294,7 @@ func (b *BenchRun) HasStarts() bool {
 
 // MeanLengths returns the mean prompt and output tokens over the requests
 // that state them (0 when none does).
-func (b *BenchRun) MeanLengths() (prompt, output float64) {
+func (b *Run) MeanLengths() (prompt, output float64) {
 	var ps, os, pn, on int
 	for _, r := range b.Requests {
 		if r.Prompt > 0 {
@@ -322,7 +324,7 @@ func (b *BenchRun) MeanLengths() (prompt, output float64) {
 // profile_export_genai_perf.json, llmperf's *_summary.json — given the
 // per-request file's path; "" when the tool writes none. (Reading it is the
 // caller's: sim does no I/O.)
-func (b *BenchRun) Companion(path string) string {
+func (b *Run) Companion(path string) string {
 	dir, base := "", path
 	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
 		dir, base = path[:i+1], path[i+1:]
@@ -350,7 +352,7 @@ func (b *BenchRun) Companion(path string) string {
 
 // AchievedRate is requests sent per second over the run: from the start
 // times when known, else completed requests over Duration; 0 when neither.
-func (b *BenchRun) AchievedRate() float64 {
+func (b *Run) AchievedRate() float64 {
 	n := len(b.Requests)
 	if b.HasStarts() && n > 1 {
 		last := 0.0
@@ -370,7 +372,7 @@ func (b *BenchRun) AchievedRate() float64 {
 // Merge takes a summary-only run of the same tool (a *_summary.json or
 // profile_export_*.json beside the per-request file) into b: its figures,
 // and the load it states where b does not know it.
-func (b *BenchRun) Merge(s *BenchRun) {
+func (b *Run) Merge(s *Run) {
 	if b.Summary == nil {
 		b.Summary = map[string]float64{}
 	}
@@ -496,4 +498,15 @@ func weightedMean(xs, w []float64) float64 {
 		return 0
 	}
 	return s / t
+}
+
+// cmpFloat orders a and b as slices.SortFunc wants.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package sim
+package results
 
 // vLLM's `vllm bench serve --save-result --save-detailed` (and the older
 // benchmarks/benchmark_serving.py): one JSON object, summary keys beside
@@ -11,19 +11,22 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"servelab/sim"
+	"servelab/sim/internal/jsonread"
 )
 
-func readVLLMRun(data []byte) (*BenchRun, error) {
+func readVLLMRun(data []byte) (*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+		return nil, sim.Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmRun(obj, nil)
 }
 
 // vllmRun is the run of a vLLM file's object (pre: the arrays read already).
-func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
-	b := &BenchRun{Tool: "vllm", Format: "vllm bench serve --save-detailed", Method: "linear", Summary: map[string]float64{}}
+func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*Run, error) {
+	b := &Run{Tool: "vllm", Format: "vllm bench serve --save-detailed", Method: "linear", Summary: map[string]float64{}}
 	if err := perRequestArrays(obj, pre, b); err != nil {
 		return nil, err
 	}
@@ -37,7 +40,7 @@ func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*BenchRun, error) {
 // request_rate, max_concurrency and the per-request input_lens, output_lens,
 // ttfts, itls (one gap per chunk), errors, and, where the version writes
 // them, latencies (or e2els) and start_times.
-func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun) error {
+func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) error {
 	var (
 		inputs, outputs       []int
 		ttfts, e2els, lats    []float64
@@ -55,7 +58,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		return err
 	}
 	if _, ok := obj["itls"]; !ok {
-		return Refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
+		return sim.Refuse("bench.err.noitls", "itls: missing; per-request arrays are written with vLLM's --save-detailed or SGLang's --output-details")
 	}
 	if len(e2els) == 0 {
 		e2els = lats // vLLM names them latencies; some forks e2els
@@ -72,7 +75,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	}{{"ttfts", len(ttfts)}, {"input_lens", len(inputs)}, {"output_lens", len(outputs)}, {"errors", len(errs)},
 		{"e2els", len(e2els)}, {"start_times", len(starts)}} {
 		if f.n != 0 && f.n != n {
-			return Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+			return sim.Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	b.Model, b.Label = model, label
@@ -85,7 +88,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 	if dur.OK && dur.V > 0 && !math.IsInf(dur.V, 0) {
 		b.Duration = dur.V
 	}
-	b.Requests = make([]BenchRequest, n)
+	b.Requests = make([]Request, n)
 	for i := range b.Requests {
 		r := &b.Requests[i]
 		if err := pre.ticker().add(1+len(itls[i]), 1); err != nil {
@@ -128,15 +131,15 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *BenchRun)
 		b.cannot("bench.vllm.starts", "start times: this version writes none, so chunk gaps cannot go on the timeline")
 	}
 	if k := b.ChunkTokens(); k > 1.05 {
-		b.chunkNote(k, Say("bench.vllm.chunks", "the tool's itls"))
+		b.chunkNote(k, sim.Say("bench.vllm.chunks", "the tool's itls"))
 	}
 	return nil
 }
 
-// VLLMBench is the per-request part of a `vllm bench serve --save-result`
+// VLLM is the per-request part of a `vllm bench serve --save-result`
 // file (vLLM writes the arrays only with --save-detailed in newer releases).
 // Times are in seconds, as vLLM stores them.
-type VLLMBench struct {
+type VLLM struct {
 	Backend    string      `json:"backend"`
 	ModelID    string      `json:"model_id"`
 	Duration   float64     `json:"duration"`
@@ -148,34 +151,34 @@ type VLLMBench struct {
 	Errors     []string    `json:"errors"`
 }
 
-// ReadVLLMBench reads a vLLM benchmark result and checks that its per-request
+// ReadVLLM reads a vLLM benchmark result and checks that its per-request
 // arrays are present and agree in length, naming the bad field.
-func ReadVLLMBench(r io.Reader) (*VLLMBench, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxMeasuredBytes+1))
+func ReadVLLM(r io.Reader) (*VLLM, error) {
+	data, err := io.ReadAll(io.LimitReader(r, jsonread.MaxBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxMeasuredBytes {
-		return nil, Refuse("vllm.err.size", "vLLM result larger than %d bytes", MaxMeasuredBytes)
+	if len(data) > jsonread.MaxBytes {
+		return nil, sim.Refuse("vllm.err.size", "vLLM result larger than %d bytes", jsonread.MaxBytes)
 	}
-	data = bytes.TrimPrefix(data, UTF8BOM)
+	data = bytes.TrimPrefix(data, jsonread.BOM)
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		if err == nil {
-			err = Refuse("value.object", "want a JSON object")
+			err = sim.Refuse("value.object", "want a JSON object")
 		}
-		return nil, Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+		return nil, sim.Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
 	return vllmBench(raw, nil)
 }
 
-// vllmBench is ReadVLLMBench of the file's object (pre: the arrays read
+// vllmBench is ReadVLLM of the file's object (pre: the arrays read
 // already, in slices).
-func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error) {
+func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLM, error) {
 	if _, ok := raw["itls"]; !ok {
-		return nil, Refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
+		return nil, sim.Refuse("vllm.err.noitls", "itls: missing; vLLM writes per-request arrays with `vllm bench serve --save-result --save-detailed`")
 	}
-	b := &VLLMBench{}
+	b := &VLLM{}
 	for _, f := range []struct {
 		key string
 		dst any
@@ -194,7 +197,7 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 		n   int
 	}{{"ttfts", len(b.TTFTs)}, {"input_lens", len(b.InputLens)}, {"output_lens", len(b.OutputLens)}, {"errors", len(b.Errors)}} {
 		if f.n != 0 && f.n != n {
-			return nil, Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
+			return nil, sim.Refuse("bench.err.count", "%s: %d entries but itls has %d", f.key, f.n, n)
 		}
 	}
 	for i, xs := range b.ITLs {
@@ -202,24 +205,24 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLMBench, error)
 			return nil, err
 		}
 		for j, x := range xs {
-			if !(x >= 0 && x <= MaxMeasuredSeconds) {
-				return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), MaxMeasuredSeconds, x)
+			if !(x >= 0 && x <= jsonread.MaxSeconds) {
+				return nil, sim.Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("itls[%d][%d]", i, j), jsonread.MaxSeconds, x)
 			}
 		}
 	}
 	for i, x := range b.TTFTs {
-		if !(x >= 0 && x <= MaxMeasuredSeconds) {
-			return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), MaxMeasuredSeconds, x)
+		if !(x >= 0 && x <= jsonread.MaxSeconds) {
+			return nil, sim.Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", fmt.Sprintf("ttfts[%d]", i), jsonread.MaxSeconds, x)
 		}
 	}
-	if !(b.Duration >= 0 && b.Duration <= MaxMeasuredSeconds) {
-		return nil, Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", MaxMeasuredSeconds, b.Duration)
+	if !(b.Duration >= 0 && b.Duration <= jsonread.MaxSeconds) {
+		return nil, sim.Refuse("field.seconds", "%s: must be a number of seconds in [0, %g], got %g", "duration", jsonread.MaxSeconds, b.Duration)
 	}
 	return b, nil
 }
 
 // AllITLs returns every inter-token gap of the successful requests.
-func (b *VLLMBench) AllITLs() []float64 {
+func (b *VLLM) AllITLs() []float64 {
 	var out []float64
 	for i, xs := range b.ITLs {
 		if i < len(b.Errors) && b.Errors[i] != "" {
