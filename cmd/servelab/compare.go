@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -100,14 +99,11 @@ func readBounded(path string) ([]byte, error) {
 	return data, nil
 }
 
-// isMeasuredJSON: a lab file (run.py, servelab measure) is one object with "summary".
+// isMeasuredJSON reports whether the format table takes data for a lab
+// file (run.py's, servelab measure's: one object with "summary").
 func isMeasuredJSON(data []byte) bool {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) != nil {
-		return false
-	}
-	_, ok := probe["summary"]
-	return ok
+	f, _ := results.Detect(data)
+	return f != nil && f.Name == "lab"
 }
 
 // readBenchFile reads a benchmark tool's file and, where the tool writes its

@@ -71,14 +71,12 @@ func unitSeconds(u string) (float64, bool) {
 	return 0, false
 }
 
-func readAIPerf(data []byte) ([]*Run, error) {
-	b := newAIPerf()
-	err := jsonLines(data, func(line int, raw []byte) error { return aiperfLine(b, raw) })
-	if err != nil {
-		return nil, err
-	}
-	return finishAIPerf(b)
-}
+// aiperfLines reads profile_export.jsonl a record at a time.
+type aiperfLines struct{ b *Run }
+
+func newAIPerfLines() lineReader               { return &aiperfLines{newAIPerf()} }
+func (a *aiperfLines) line(raw []byte) error   { return aiperfLine(a.b, raw) }
+func (a *aiperfLines) finish() ([]*Run, error) { return finishAIPerf(a.b) }
 
 func newAIPerf() *Run {
 	return &Run{Tool: "aiperf", Format: "AIPerf profile_export.jsonl", Method: "linear", Summary: map[string]float64{}}
@@ -194,14 +192,17 @@ func runSpan(rs []Request) float64 {
 	return 0
 }
 
-func readAIPerfRaw(data []byte) ([]*Run, error) {
-	b, counted := newAIPerfRaw(), true
-	err := jsonLines(data, func(line int, raw []byte) error { return aiperfRawLine(b, &counted, raw) })
-	if err != nil {
-		return nil, err
-	}
-	return finishAIPerfRaw(b, counted)
+// aiperfRawLines reads profile_export_raw.jsonl a record at a time.
+type aiperfRawLines struct {
+	b       *Run
+	counted bool // false once output tokens were counted as chunks
 }
+
+func newAIPerfRawLines() lineReader { return &aiperfRawLines{newAIPerfRaw(), true} }
+func (a *aiperfRawLines) line(raw []byte) error {
+	return aiperfRawLine(a.b, &a.counted, raw)
+}
+func (a *aiperfRawLines) finish() ([]*Run, error) { return finishAIPerfRaw(a.b, a.counted) }
 
 func newAIPerfRaw() *Run {
 	return &Run{Tool: "aiperf", Format: "AIPerf profile_export_raw.jsonl", Method: "linear", Summary: map[string]float64{}}

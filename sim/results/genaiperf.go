@@ -33,7 +33,7 @@ type genaiDoc struct {
 	Experiments []genaiExp `json:"experiments"`
 }
 
-func readGenAIPerf(data []byte) ([]*Run, error) {
+func readGenAIPerf(name string, data []byte) ([]*Run, error) {
 	var doc genaiDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, jsonread.FieldError(err, "experiments")

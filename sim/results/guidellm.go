@@ -87,7 +87,7 @@ type guideBench struct {
 	} `json:"requests"`
 }
 
-func readGuideLLM(data []byte) ([]*Run, error) {
+func readGuideLLM(name string, data []byte) ([]*Run, error) {
 	var doc struct {
 		Benchmarks []json.RawMessage `json:"benchmarks"`
 	}

@@ -24,12 +24,30 @@ type llmperfRow struct {
 	ErrMsg  string   `json:"error_msg"`
 }
 
-func readLLMPerf(data []byte) ([]*Run, error) {
-	var rows []llmperfRow
-	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, jsonread.FieldError(err, "individual responses")
+// llmperfList reads *_individual_responses.json an entry at a time,
+// keeping the first entry's decoding error for the end (as json.Unmarshal
+// of the whole list would report it).
+type llmperfList struct {
+	rows []llmperfRow
+	err  error
+}
+
+func newLLMPerfList() lineReader { return &llmperfList{} }
+
+func (l *llmperfList) line(raw []byte) error {
+	var row llmperfRow
+	if err := json.Unmarshal(raw, &row); err != nil && l.err == nil {
+		l.err = err
 	}
-	return llmperfRuns(rows)
+	l.rows = append(l.rows, row)
+	return nil
+}
+
+func (l *llmperfList) finish() ([]*Run, error) {
+	if l.err != nil {
+		return nil, jsonread.FieldError(l.err, "individual responses")
+	}
+	return llmperfRuns(l.rows)
 }
 
 // llmperfRuns is the run of the decoded rows.
@@ -67,7 +85,7 @@ func llmperfRuns(rows []llmperfRow) ([]*Run, error) {
 	return []*Run{b}, nil
 }
 
-func readLLMPerfSummary(data []byte) ([]*Run, error) {
+func readLLMPerfSummary(name string, data []byte) ([]*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ type nvMetric struct {
 	P99  *float64 `json:"p99"`
 }
 
-func readNVSummary(data []byte, name string) ([]*Run, error) {
+func readNVSummary(name string, data []byte) ([]*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err

@@ -32,34 +32,12 @@ func Read(name string, data []byte) ([]*Run, error) {
 	if len(data) > jsonread.MaxBytes {
 		return nil, sim.Refuse("bench.err.size", "%s: larger than %d bytes", name, jsonread.MaxBytes)
 	}
-	data = pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
-	kind, err := detectBench(data)
+	data = pyJSON(bytes.TrimPrefix(data, jsonread.BOM))
+	f, err := detectBench(data)
 	if err != nil {
 		return nil, err
 	}
-	var runs []*Run
-	switch kind {
-	case "vllm":
-		var r *Run
-		r, err = readVLLMRun(data)
-		runs = []*Run{r}
-	case "sglang":
-		runs, err = readSGLang(data)
-	case "guidellm":
-		runs, err = readGuideLLM(data)
-	case "aiperf":
-		runs, err = readAIPerf(data)
-	case "aiperf-raw":
-		runs, err = readAIPerfRaw(data)
-	case "nvidia-summary":
-		runs, err = readNVSummary(data, name)
-	case "genai-perf":
-		runs, err = readGenAIPerf(data)
-	case "llmperf":
-		runs, err = readLLMPerf(data)
-	case "llmperf-summary":
-		runs, err = readLLMPerfSummary(data)
-	}
+	runs, err := readWhole(f, name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -97,94 +75,23 @@ func labelRuns(name string, runs []*Run) []*Run {
 }
 
 // IsBench reports whether data looks like a benchmark tool's result file
-// that Read reads (and not a lab measured-JSON file).
+// that Read reads (and not a lab measured-JSON file): a row of [Formats]
+// detects it and reads it.
 func IsBench(data []byte) bool {
-	_, err := detectBench(pyJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	_, err := Detect(data)
 	return err == nil
 }
 
-// detectBench tells the format by its keys.
-func detectBench(data []byte) (string, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err == nil && obj != nil {
-		liftDetails(obj)
-		return detectObject(obj)
-	}
-	var arr []map[string]json.RawMessage
-	if err := json.Unmarshal(data, &arr); err == nil {
-		return detectList(len(arr), arr)
-	}
-	// JSON Lines: AIPerf records, AIPerf raw, or SGLang's appended runs.
-	line := firstLine(data)
-	var first map[string]json.RawMessage
-	if err := json.Unmarshal(line, &first); err != nil || first == nil {
-		return "", errNotJSON
-	}
-	liftDetails(first)
-	return detectLines(first)
-}
-
-var errNotJSON = sim.Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects")
-
-// detectObject tells a file that is one JSON object by its keys.
-func detectObject(obj map[string]json.RawMessage) (string, error) {
-	has := func(k string) bool { _, ok := obj[k]; return ok }
-	switch {
-	case has("metadata") && has("metrics"):
-		return "aiperf", nil // a one-line profile_export.jsonl
-	case has("metadata") && has("responses"):
-		return "aiperf-raw", nil
-	case has("benchmarks"):
-		return "guidellm", nil
-	case has("experiments"):
-		return "genai-perf", nil
-	case has("itls") && (has("server_info") || has("median_e2e_latency_ms") || has("accept_length") || has("details")):
-		return "sglang", nil
-	case has("itls"):
-		return "vllm", nil
-	case has("results_ttft_s_mean") || has("results_num_completed_requests"):
-		return "llmperf-summary", nil
-	case has("time_to_first_token") || has("request_latency") || has("inter_token_latency"):
-		return "nvidia-summary", nil
-	case has("median_ttft_ms"):
-		return "", sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
-	case has("summary"):
-		return "", sim.Refuse("bench.err.lab", "a lab measured-JSON file, not a benchmark tool's")
-	}
-	return "", sim.Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
-}
-
-// detectList tells a file that is one JSON list of n objects by its first.
-func detectList(n int, arr []map[string]json.RawMessage) (string, error) {
-	if n == 0 {
-		return "", sim.Refuse("bench.err.emptylist", "an empty JSON list: no requests")
-	}
-	if _, ok := arr[0]["ttft_s"]; ok {
-		return "llmperf", nil
-	}
-	return "", sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
-}
-
-// detectLines tells JSON Lines by the keys of the first line.
-func detectLines(first map[string]json.RawMessage) (string, error) {
-	has := func(k string) bool { _, ok := first[k]; return ok }
-	switch {
-	case has("metrics") && has("metadata"):
-		return "aiperf", nil
-	case has("responses") && has("metadata"):
-		return "aiperf-raw", nil
-	case has("itls") || has("median_ttft_ms"):
-		return "sglang", nil
-	}
-	return "", sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
-}
-
+// keyList is m's keys, sorted, the first dozen ("none" when it has none).
 func keyList(m map[string]json.RawMessage) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	if len(keys) == 0 {
+		return "none"
+	}
 	if len(keys) > 12 {
 		keys = append(keys[:12], "...")
 	}

@@ -12,23 +12,31 @@ import (
 	"servelab/sim"
 )
 
-func readSGLang(data []byte) ([]*Run, error) {
-	var runs []*Run
-	err := jsonLines(data, func(line int, raw []byte) error {
-		b, err := sglangLine(raw)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, b)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 {
+var _ objectLiner = (*sglangLines)(nil) // its long lines are read in slices
+
+// sglangLines reads SGLang's file a line (a run) at a time.
+type sglangLines struct{ runs []*Run }
+
+func newSGLangLines() lineReader { return &sglangLines{} }
+
+func (l *sglangLines) line(raw []byte) error {
+	b, err := sglangLine(raw)
+	l.runs = append(l.runs, b)
+	return err
+}
+
+// object takes a line read in slices.
+func (l *sglangLines) object(keys map[string]json.RawMessage, pre *preRead) error {
+	b, err := sglangRun(keys, pre)
+	l.runs = append(l.runs, b)
+	return err
+}
+
+func (l *sglangLines) finish() ([]*Run, error) {
+	if len(l.runs) == 0 {
 		return nil, sim.Refuse("bench.err.noruns", "no runs in the file")
 	}
-	return runs, nil
+	return l.runs, nil
 }
 
 // sglangLine reads one line of SGLang's file: one run.

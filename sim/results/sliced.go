@@ -144,6 +144,8 @@ type Sliced struct {
 	NotObject error
 	// Known is IsBench of the file.
 	Known bool
+	// Format is the row of Formats that detected the file (nil: none did).
+	Format *Format
 }
 
 // bigLine is the length from which a line of JSON Lines is read in slices.
@@ -189,7 +191,8 @@ func readSliced(name string, data []byte, tick Tick, chunk int) (*Sliced, error)
 		// Neither an object nor a list: the whole readers fail at once and say why.
 		var probe map[string]json.RawMessage
 		res.NotObject = json.Unmarshal(data, &probe)
-		res.Known = IsBench(data)
+		f, derr := Detect(data)
+		res.Format, res.Known = f, derr == nil
 		runs, err = Read(name, data)
 		return sr.done(runs, err)
 	}
@@ -254,7 +257,7 @@ func (sr *sliceRead) syntax(s *slicer, err error) error {
 			}
 		}
 		sr.notObject(msg, len(sr.d))
-		return errNotJSON
+		return notJSON(sr.d)
 	}
 	dec := json.NewDecoder(&tickReader{d: sr.d, tk: sr.tk})
 	var raw json.RawMessage
@@ -273,7 +276,7 @@ func (sr *sliceRead) syntax(s *slicer, err error) error {
 	default:
 		sr.notObject(jsonSyntax(err), len(sr.d))
 	}
-	return errNotJSON
+	return notJSON(sr.d)
 }
 
 // tickReader gives its bytes 64 KB at a time, ticking.
@@ -311,12 +314,16 @@ func (sr *sliceRead) objectFile(start int) ([]*Run, error) {
 	if rest == len(sr.d) {
 		sr.notObject(nil, 0)
 		first.lift()
-		kind, err := detectObject(first.raw)
+		f, err := detectObject(first.raw)
+		sr.res.Format = f
 		if err != nil {
 			return nil, err
 		}
 		sr.res.Known = true
-		return sr.objectRuns(kind, first, start, end)
+		if f.object != nil {
+			return f.object(sr, first, start, end)
+		}
+		return readWhole(f, sr.name, sr.d) // one record, or a tool's summary: small
 	}
 	sr.notObject(errors.New("invalid character "+quoteChar(sr.d[rest])+" after top-level value"), rest)
 	// JSON Lines: the first line must be that object alone.
@@ -325,70 +332,68 @@ func (sr *sliceRead) objectFile(start int) ([]*Run, error) {
 		lineEnd = len(sr.d) - end
 	}
 	if bytes.IndexByte(sr.d[start:end], '\n') >= 0 || len(bytes.TrimSpace(sr.d[end:end+lineEnd])) > 0 {
-		return nil, errNotJSON
+		return nil, notJSON(sr.d)
 	}
 	first.lift()
-	kind, err := detectLines(first.raw)
+	f, err := detectLines(first.raw)
+	sr.res.Format = f
 	if err != nil {
 		return nil, err
 	}
 	sr.res.Known = true
-	return sr.lines(kind, first, start)
+	if f.lines == nil {
+		return readWhole(f, sr.name, sr.d)
+	}
+	return sr.lines(f.lines(), first, start)
 }
 
-// objectRuns reads the runs of a file that is one object.
-func (sr *sliceRead) objectRuns(kind string, first *jobj, start, end int) ([]*Run, error) {
-	switch kind {
-	case "vllm":
-		r, err := vllmRun(first.raw, sr.pre(first))
-		if err != nil {
-			return nil, err
-		}
-		if sr.firstLit < 0 {
-			sr.res.VLLM, _ = vllmBench(first.raw, sr.pre(first))
-		}
-		return []*Run{r}, nil
-	case "sglang":
-		// SGLang's file is JSON Lines: one object over several lines is broken.
-		if bytes.IndexByte(sr.d[start:end], '\n') >= 0 {
-			return readSGLang(sr.d) // it fails on the first line
-		}
-		r, err := sglangRun(first.raw, sr.pre(first))
-		if err != nil {
-			return nil, sim.Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
-		}
-		return []*Run{r}, nil
-	case "guidellm":
-		if first.guideErr != nil {
-			return nil, jsonread.FieldError(first.guideErr, "benchmarks")
-		}
-		return guideRuns(first.guide, first.guideErrs)
-	case "genai-perf":
-		if first.genaiErr != nil {
-			return nil, jsonread.FieldError(first.genaiErr, "experiments")
-		}
-		return genaiRuns(&first.genai)
+// vllmObject reads a vLLM file in slices: its run, and the file as
+// ReadVLLM reads it (where Python's literals did not have to be rewritten).
+func vllmObject(sr *sliceRead, first *jobj, start, end int) ([]*Run, error) {
+	r, err := vllmRun(first.raw, sr.pre(first))
+	if err != nil {
+		return nil, err
 	}
-	// One record, or a tool's summary: small, read whole.
-	switch kind {
-	case "aiperf":
-		return readAIPerf(sr.d)
-	case "aiperf-raw":
-		return readAIPerfRaw(sr.d)
-	case "nvidia-summary":
-		return readNVSummary(sr.d, sr.name)
+	if sr.firstLit < 0 {
+		sr.res.VLLM, _ = vllmBench(first.raw, sr.pre(first))
 	}
-	return readLLMPerfSummary(sr.d)
+	return []*Run{r}, nil
 }
 
-// lines reads JSON Lines as jsonLines does, a line at a time; first is
-// the first line's object, read already.
-func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*Run, error) {
-	var runs []*Run
-	aip, counted := newAIPerf(), true
-	if kind == "aiperf-raw" {
-		aip = newAIPerfRaw()
+// sglangObject reads a one-line SGLang file in slices.
+func sglangObject(sr *sliceRead, first *jobj, start, end int) ([]*Run, error) {
+	// SGLang's file is JSON Lines: one object over several lines is broken.
+	if bytes.IndexByte(sr.d[start:end], '\n') >= 0 {
+		return readWhole(sr.res.Format, sr.name, sr.d) // it fails on the first line
 	}
+	r, err := sglangRun(first.raw, sr.pre(first))
+	if err != nil {
+		return nil, sim.Refuse("field.line", "line %d: %v", 1+bytes.Count(sr.d[:start], []byte("\n")), err)
+	}
+	return []*Run{r}, nil
+}
+
+// guideObject reads GuideLLM's benchmarks, read in slices.
+func guideObject(sr *sliceRead, first *jobj, start, end int) ([]*Run, error) {
+	if first.guideErr != nil {
+		return nil, jsonread.FieldError(first.guideErr, "benchmarks")
+	}
+	return guideRuns(first.guide, first.guideErrs)
+}
+
+// genaiObject reads GenAI-Perf's experiments, read in slices.
+func genaiObject(sr *sliceRead, first *jobj, start, end int) ([]*Run, error) {
+	if first.genaiErr != nil {
+		return nil, jsonread.FieldError(first.genaiErr, "experiments")
+	}
+	return genaiRuns(&first.genai)
+}
+
+// lines reads JSON Lines with lr as jsonLines does, a line at a time;
+// first is the first line's object, read already, which a reader that
+// takes objects is given as it is (and long lines, read in slices).
+func (sr *sliceRead) lines(lr lineReader, first *jobj, firstAt int) ([]*Run, error) {
+	ol, objects := lr.(objectLiner)
 	d := sr.d
 	for n, off := 1, 0; off <= len(d); n++ {
 		e := bytes.IndexByte(d[off:], '\n')
@@ -405,23 +410,14 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*Run, error
 			continue
 		}
 		var err error
-		switch kind {
-		case "aiperf":
-			err = aiperfLine(aip, raw)
-		case "aiperf-raw":
-			err = aiperfRawLine(aip, &counted, raw)
+		at := lo + bytes.Index(d[lo:off-1], raw[:1]) // where the trimmed line starts
+		switch {
+		case objects && at == firstAt:
+			err = ol.object(first.raw, sr.pre(first))
+		case objects && len(raw) >= bigLine:
+			err = sr.bigLine(lr, ol, raw, at)
 		default:
-			var b *Run
-			at := lo + bytes.Index(d[lo:off-1], raw[:1]) // where the trimmed line starts
-			switch {
-			case at == firstAt:
-				b, err = sglangRun(first.raw, sr.pre(first))
-			case len(raw) >= bigLine:
-				b, err = sr.bigSGLangLine(raw, at)
-			default:
-				b, err = sglangLine(raw)
-			}
-			runs = append(runs, b)
+			err = lr.line(raw)
 		}
 		if err != nil {
 			if isTick(err) {
@@ -430,13 +426,7 @@ func (sr *sliceRead) lines(kind string, first *jobj, firstAt int) ([]*Run, error
 			return nil, sim.Refuse("field.line", "line %d: %v", n, err)
 		}
 	}
-	switch kind {
-	case "aiperf":
-		return finishAIPerf(aip)
-	case "aiperf-raw":
-		return finishAIPerfRaw(aip, counted)
-	}
-	return runs, nil
+	return lr.finish()
 }
 
 // tickErr marks an error that came from the caller's Tick, so that it is
@@ -451,24 +441,25 @@ func isTick(err error) bool {
 	return errors.As(err, &t)
 }
 
-// bigSGLangLine reads one long line of SGLang's file in slices.
-func (sr *sliceRead) bigSGLangLine(raw []byte, at int) (*Run, error) {
+// bigLine reads one long line of JSON Lines in slices and gives it to ol
+// as an object (to lr whole when it is not an object).
+func (sr *sliceRead) bigLine(lr lineReader, ol objectLiner, raw []byte, at int) error {
 	s := newSlicer(raw, at, len(sr.d), sr.chunk, sr.tk)
 	if raw[0] != '{' {
-		return sglangLine(raw) // not an object: it says so at once
+		return lr.line(raw) // not an object: it says so at once
 	}
 	o, err := s.object(false)
 	if err != nil {
 		if isSyntax(err) {
-			return nil, errNotObject
+			return errNotObject
 		}
-		return nil, tickErr{err}
+		return tickErr{err}
 	}
 	if skipWS(raw, int(s.dec.InputOffset())) != len(raw) {
-		return nil, errNotObject
+		return errNotObject
 	}
 	o.lift()
-	return sglangRun(o.raw, sr.pre(o))
+	return ol.object(o.raw, sr.pre(o))
 }
 
 // listFile reads a file that starts with a list: llmperf's responses.
@@ -477,8 +468,7 @@ func (sr *sliceRead) listFile() ([]*Run, error) {
 	var probe map[string]json.RawMessage
 	arrErr := json.Unmarshal([]byte("[]"), &probe) // what json says of a list read as an object
 	var first map[string]json.RawMessage
-	var rows []llmperfRow
-	var rowsErr error
+	var lr lineReader // the entries' reader, once the first tells the format
 	n, objects := 0, true
 	syntax := func(err error) ([]*Run, error) {
 		if !isSyntax(err) {
@@ -499,12 +489,15 @@ func (sr *sliceRead) listFile() ([]*Run, error) {
 			objects = false
 		} else if n == 0 {
 			first = m
+			if f, ok, _ := find(List, m); ok && f.list != nil {
+				lr = f.list()
+			}
 		}
-		var row llmperfRow
-		if err := json.Unmarshal(raw, &row); err != nil && rowsErr == nil {
-			rowsErr = err
+		if lr != nil {
+			if err := lr.line(raw); err != nil {
+				return nil, err
+			}
 		}
-		rows = append(rows, row)
 		n++
 		if err := s.tick(); err != nil {
 			return nil, err
@@ -515,22 +508,22 @@ func (sr *sliceRead) listFile() ([]*Run, error) {
 	}
 	if rest := skipWS(sr.d, int(s.dec.InputOffset())); rest != len(sr.d) {
 		sr.notObject(errors.New("invalid character "+quoteChar(sr.d[rest])+" after top-level value"), rest)
-		return nil, errNotJSON
+		return nil, notJSON(sr.d)
 	}
 	sr.notObject(arrErr, len(sr.d))
 	if !objects {
-		return nil, errNotJSON // the list is not one of objects, nor is its first line an object
+		return nil, notJSON(sr.d) // the list is not one of objects, nor is its first line an object
 	}
-	kind, err := detectList(n, []map[string]json.RawMessage{first})
+	f, err := detectList(n, []map[string]json.RawMessage{first})
+	sr.res.Format = f
 	if err != nil {
 		return nil, err
 	}
 	sr.res.Known = true
-	_ = kind // llmperf
-	if rowsErr != nil {
-		return nil, jsonread.FieldError(rowsErr, "individual responses")
+	if lr == nil {
+		return readWhole(f, sr.name, sr.d)
 	}
-	return llmperfRuns(rows)
+	return lr.finish()
 }
 
 // slicer reads one JSON text value by value, ticking.

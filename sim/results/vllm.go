@@ -16,12 +16,16 @@ import (
 	"servelab/sim/internal/jsonread"
 )
 
-func readVLLMRun(data []byte) (*Run, error) {
+func readVLLMRun(name string, data []byte) ([]*Run, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, sim.Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
 	}
-	return vllmRun(obj, nil)
+	r, err := vllmRun(obj, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []*Run{r}, nil
 }
 
 // vllmRun is the run of a vLLM file's object (pre: the arrays read already).

@@ -132,7 +132,7 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 		if res.NotObject != nil && !res.Known {
 			return nil, errorf("meas.notjson", name, res.NotObject)
 		}
-		if strings.Contains(err.Error(), "a lab measured-JSON file") {
+		if res.Format != nil && res.Format.Name == "lab" {
 			return ParseMeasured(name, data) // a lab file with keys of its own: the lab's reader says what it makes of it
 		}
 		return nil, errorf("meas.neither", name, err)

@@ -36,7 +36,8 @@ var simEN = map[string]string{
 	"sim.bench.vllm.starts":        "start times: this version writes none, so chunk gaps cannot go on the timeline",
 	"sim.bench.vllm.chunks":        "the tool's itls",
 
-	"sim.bench.err.notjson":     "not JSON, nor JSON Lines of objects",
+	"sim.bench.err.notjson":     "not JSON, nor JSON Lines of objects (it starts %s)",
+	"sim.bench.err.noreader":    "%s: a %s file, which servelab does not read",
 	"sim.bench.err.summaryonly": "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details",
 	"sim.bench.err.lab":         "a lab measured-JSON file, not a benchmark tool's",
 	"sim.bench.err.unknown":     "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details",

@@ -31,7 +31,8 @@ var simZH = map[string]string{
 	"sim.bench.vllm.starts":        "开始时间：这个版本不写开始时间，所以块间隔无法放上时间线",
 	"sim.bench.vllm.chunks":        "工具记录的 itls",
 
-	"sim.bench.err.notjson":     "既不是 JSON，也不是由对象组成的 JSON Lines",
+	"sim.bench.err.notjson":     "既不是 JSON，也不是由对象组成的 JSON Lines（开头是 %s）",
+	"sim.bench.err.noreader":    "%s：%s 文件，servelab 不读取这种文件",
 	"sim.bench.err.summaryonly": "这是没有逐请求数组（itls）的基准测试汇总：请用 vLLM 的 --save-detailed 或 SGLang 的 --output-details 重新生成",
 	"sim.bench.err.lab":         "这是实验的实测 JSON 文件，不是基准测试工具的结果",
 	"sim.bench.err.unknown":     "不是已知的基准测试文件（它的键：%s）；vLLM 和 SGLang 只有加上 --save-detailed 或 --output-details 才会写逐请求数组",

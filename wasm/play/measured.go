@@ -92,7 +92,7 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as the readers take it
 	var probe map[string]json.RawMessage
 	perr := json.Unmarshal(data, &probe)
-	if _, ok := probe["summary"]; perr == nil && ok {
+	if f, _ := results.Detect(data); f != nil && f.Name == "lab" {
 		m, err := lab.Read(bytes.NewReader(data))
 		if err != nil {
 			return nil, errorf("meas.lab", name, err)
