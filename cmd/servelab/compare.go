@@ -159,7 +159,7 @@ func benchTable(w io.Writer, runs []*results.Run, simulated map[string]float64) 
 	figs := make([]map[string]float64, len(runs))
 	for i, r := range runs {
 		headers = append(headers, r.Label)
-		figs[i] = r.Figures()
+		figs[i], _ = r.Figures(nil)
 	}
 	if simulated != nil {
 		headers = append(headers, "simulated")

@@ -47,7 +47,7 @@ func benchLike(like string) (*results.Run, string, error) {
 	return runs[pick-1], "", nil
 }
 
-// simulatedFigures keys the simulation's summary as BenchRun.Figures does;
+// simulatedFigures keys the simulation's summary as results.Run.Figures does;
 // the simulator's gaps are per token.
 func simulatedFigures(s sim.Summary) map[string]float64 {
 	f := map[string]float64{
@@ -97,8 +97,9 @@ func runBenchLike(b *results.Run, note string, ef *expFlags, step sim.StepModel,
 		notes = append(notes, note)
 	}
 	if asJSON {
+		measured, _ := b.Figures(nil)
 		return writeJSON(stdout, benchLikeJSON{Run: b.Label, Tool: b.Tool, Format: b.Format, Workload: w.Kind,
-			Requests: len(w.Requests), Measured: b.Figures(), File: b.Summary, Simulated: simFigs,
+			Requests: len(w.Requests), Measured: measured, File: b.Summary, Simulated: simFigs,
 			Cannot: b.Cannot, Notes: append(append([]string(nil), b.Notes...), notes...)})
 	}
 	how := map[string]string{"replay": "its start times replayed", "poisson": "Poisson arrivals at its rate",

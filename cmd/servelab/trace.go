@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"servelab/sim"
@@ -23,5 +24,9 @@ func readTraceFile(path, unit string) ([]sim.Request, error) {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	defer f.Close()
-	return results.ReadTraceIn(f, path, scale)
+	data, err := io.ReadAll(io.LimitReader(f, results.MaxTraceBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return results.ReadTrace(path, data, scale, nil)
 }

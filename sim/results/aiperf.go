@@ -164,7 +164,7 @@ func finishAIPerf(b *Run) ([]*Run, error) {
 	if len(b.Requests) == 0 {
 		return nil, sim.Refuse("bench.err.norecords", "no profiling records in the file")
 	}
-	if err := checkRequests(b.Requests); err != nil {
+	if err := checkRequests(b.Requests, nil); err != nil {
 		return nil, err
 	}
 	b.Duration = runSpan(b.Requests)

@@ -146,7 +146,8 @@ func hasAny(m map[string]json.RawMessage, keys []string) bool {
 // refusal; for a file no row detects, a nil row and an error that says
 // what was seen (the keys, or the first bytes).
 func Detect(data []byte) (*Format, error) {
-	return detectBench(pyJSON(bytes.TrimPrefix(data, jsonread.BOM)))
+	d, _, _ := pyJSON(bytes.TrimPrefix(data, jsonread.BOM), nil)
+	return detectBench(d)
 }
 
 // detectBench is Detect of a file whose BOM is trimmed and Python literals rewritten.

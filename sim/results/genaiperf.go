@@ -107,7 +107,7 @@ func genaiRuns(doc *genaiDoc) ([]*Run, error) {
 		if len(b.Requests) == 0 {
 			return nil, sim.Refuse("field.empty", "%s: empty", fmt.Sprintf("experiments[%d].requests", ei))
 		}
-		if err := checkRequests(b.Requests); err != nil {
+		if err := checkRequests(b.Requests, nil); err != nil {
 			return nil, fmt.Errorf("experiments[%d]: %w", ei, err)
 		}
 		b.Duration = runSpan(b.Requests)

@@ -167,7 +167,7 @@ func (g *guideBench) run() (*Run, error) {
 	add(g.Requests.Successful, "")
 	add(g.Requests.Incomplete, "incomplete")
 	add(g.Requests.Errored, "errored")
-	if err := checkRequests(b.Requests); err != nil {
+	if err := checkRequests(b.Requests, nil); err != nil {
 		return nil, err
 	}
 	rebase(b.Requests)

@@ -75,7 +75,7 @@ func llmperfRuns(rows []llmperfRow) ([]*Run, error) {
 		}
 		b.Requests = append(b.Requests, r)
 	}
-	if err := checkRequests(b.Requests); err != nil {
+	if err := checkRequests(b.Requests, nil); err != nil {
 		return nil, err
 	}
 	b.cannot("bench.llmperf.times", "itl (per chunk), per-token times and start times: llmperf keeps none, so nothing goes on the timeline")

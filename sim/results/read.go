@@ -32,7 +32,7 @@ func Read(name string, data []byte) ([]*Run, error) {
 	if len(data) > jsonread.MaxBytes {
 		return nil, sim.Refuse("bench.err.size", "%s: larger than %d bytes", name, jsonread.MaxBytes)
 	}
-	data = pyJSON(bytes.TrimPrefix(data, jsonread.BOM))
+	data, _, _ = pyJSON(bytes.TrimPrefix(data, jsonread.BOM), nil)
 	f, err := detectBench(data)
 	if err != nil {
 		return nil, err
@@ -123,13 +123,9 @@ func jsonLines(data []byte, f func(line int, raw []byte) error) error {
 // pyJSON rewrites the NaN and Infinity literals Python's json module writes
 // (outside strings) so encoding/json can read the file: NaN becomes null and
 // ±Infinity the strings "Infinity" and "-Infinity", which flexNum reads.
-func pyJSON(data []byte) []byte {
-	out, _, _ := pyJSONTick(data, &ticker{})
-	return out
-}
-
-// pyJSONTick is pyJSON in slices; rewrote says whether it changed anything.
-func pyJSONTick(data []byte, tk *ticker) (out []byte, rewrote bool, err error) {
+// rewrote says whether it changed anything; tk (nil: none) is told of the
+// bytes scanned, and its error stops the work.
+func pyJSON(data []byte, tk *ticker) (out []byte, rewrote bool, err error) {
 	if !containsTick(data, "NaN", tk) && !containsTick(data, "Infinity", tk) {
 		return data, false, nil
 	}
@@ -235,12 +231,6 @@ func (f *flexNum) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeKeys decodes the listed keys of obj into their destinations, skipping
-// absent and null ones, and names the key in an error.
-func decodeKeys(obj map[string]json.RawMessage, where string, dst map[string]any) error {
-	return decodeKeysPre(obj, nil, where, dst)
-}
-
 // val is the value of key read already, if it was.
 func (p *preRead) val(key string) (preValue, bool) {
 	if p == nil {
@@ -257,10 +247,11 @@ func (p *preRead) ticker() *ticker {
 	return p.tk
 }
 
-// decodeKeysPre is decodeKeys where the keys in pre were read already (in
-// slices, by ReadSliced): their values, or the error reading them
-// gave, stand for obj's.
-func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, dst map[string]any) error {
+// decodeKeys decodes the listed keys of obj into their destinations,
+// skipping absent and null ones, and names the key in an error. The keys
+// in pre (nil: none) were read already, in slices, by ReadSliced: their
+// values, or the error reading them gave, stand for obj's.
+func decodeKeys(obj map[string]json.RawMessage, pre *preRead, where string, dst map[string]any) error {
 	keys := make([]string, 0, len(dst))
 	for k := range dst {
 		keys = append(keys, k)
@@ -286,11 +277,9 @@ func decodeKeysPre(obj map[string]json.RawMessage, pre *preRead, where string, d
 }
 
 // checkRequests rejects negative, non-finite or absurd times (over
-// jsonread.MaxSeconds, whose sums would overflow), naming the request.
-func checkRequests(rs []Request) error { return checkRequestsTick(rs, nil) }
-
-// checkRequestsTick is checkRequests telling tk of the values checked.
-func checkRequestsTick(rs []Request, tk *ticker) error {
+// MaxSeconds, whose sums would overflow), naming the request; tk (nil:
+// none) is told of the values checked.
+func checkRequests(rs []Request, tk *ticker) error {
 	for i, r := range rs {
 		if err := tk.add(1+len(r.Gaps), 1); err != nil {
 			return err

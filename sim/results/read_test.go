@@ -59,7 +59,7 @@ func TestBenchFiguresMatchTheFilesOwnSummary(t *testing.T) {
 			if r.Tool != c.tool || len(r.Requests) < 10 {
 				t.Errorf("%s: tool %q, %d requests", c.file, r.Tool, len(r.Requests))
 			}
-			figs := r.Figures()
+			figs, _ := r.Figures(nil)
 			for _, k := range c.must {
 				if _, ok := r.Summary[k]; !ok {
 					t.Errorf("%s %s: the file's summary lacks %s (has %v)", c.file, r.Label, k, keysOf(r.Summary))
@@ -100,7 +100,7 @@ func TestChunkGapsAreNormalisedToTokens(t *testing.T) {
 	if !(k > 1.2) {
 		t.Fatalf("fixture chunks carry %.2f tokens; the test needs several", k)
 	}
-	f := b.Figures()
+	f, _ := b.Figures(nil)
 	if !(f["itl_token_p50"] < f["itl_p50"]/1.1) {
 		t.Errorf("per-token median %g not below the per-chunk median %g", f["itl_token_p50"], f["itl_p50"])
 	}
@@ -142,7 +142,7 @@ func TestTimelineAndWhatAFormatCannotGive(t *testing.T) {
 		{"llmperf/m_550_150_individual_responses.json", false, "per-token times"},
 	} {
 		b := readFixture(t, c.file)[0]
-		tl := b.Timeline()
+		tl, _ := b.Timeline(nil)
 		if (len(tl) > 0) != c.timeline {
 			t.Errorf("%s: %d timeline gaps, want some: %v", c.file, len(tl), c.timeline)
 		}
@@ -238,7 +238,8 @@ func TestSGLangNestedDetails(t *testing.T) {
 }
 
 func TestPythonLiterals(t *testing.T) {
-	got := string(pyJSON([]byte(`{"a": NaN, "b": [Infinity, -Infinity], "c": "NaN and Infinity"}`)))
+	out, _, _ := pyJSON([]byte(`{"a": NaN, "b": [Infinity, -Infinity], "c": "NaN and Infinity"}`), nil)
+	got := string(out)
 	if got != `{"a": null, "b": ["Infinity", "-Infinity"], "c": "NaN and Infinity"}` {
 		t.Errorf("got %s", got)
 	}
@@ -274,12 +275,13 @@ func FuzzReadBench(f *testing.F) {
 			return
 		}
 		for _, r := range runs {
-			for k, v := range r.Figures() {
+			figs, _ := r.Figures(nil)
+			for k, v := range figs {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("%s = %g", k, v)
 				}
 			}
-			_ = r.Timeline()
+			_, _ = r.Timeline(nil)
 		}
 	})
 }

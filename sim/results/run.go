@@ -76,17 +76,12 @@ func (b *Run) cannot(key, format string, args ...any) {
 var FigureNames = []string{"ttft", "tpot", "itl", "itl_token", "e2e"}
 
 // Figures computes the run's figures from its successful requests, taking
-// percentiles as the tool does (Method). A figure the file cannot give is
-// absent.
-func (b *Run) Figures() map[string]float64 {
-	out, _ := b.FiguresTick(nil)
-	return out
-}
-
-// FiguresTick is Figures for a large run: it calls tick (with the fraction
-// done) every few hundred thousand values sorted, and stops with tick's
-// error. The figures are Figures' exactly: Figures is this with no tick.
-func (b *Run) FiguresTick(tick Tick) (map[string]float64, error) {
+// percentiles as the tool does (Method); a figure the file cannot give is
+// absent. tick, when not nil, is called (with the fraction done) every few
+// hundred thousand values sorted, and an error from it stops the work and
+// is returned; with a nil tick Figures never fails. The figures do not
+// depend on tick.
+func (b *Run) Figures(tick Tick) (map[string]float64, error) {
 	var ttft, tpot, itl, e2e []float64
 	var tok []weighted
 	nGaps := 0
@@ -231,17 +226,11 @@ func (b *Run) ChunkTokens() float64 {
 
 // Timeline returns every content chunk after a request's first as a gap on
 // the run's clock (seconds after its first request was sent), normalised to
-// tokens as in Figures' itl_token, sorted by time. Nil when the file keeps
-// no start times or no chunk gaps.
-func (b *Run) Timeline() []sim.Gap {
-	out, _ := b.TimelineTick(nil)
-	return out
-}
-
-// TimelineTick is Timeline for a large run: it calls tick (with the
-// fraction sorted) every few hundred thousand gaps and stops with tick's
-// error. Timeline is this with no tick.
-func (b *Run) TimelineTick(tick Tick) ([]sim.Gap, error) {
+// tokens as in Figures' itl_token, sorted by time; nil when the file keeps
+// no start times or no chunk gaps. tick, when not nil, is called (with the
+// fraction sorted) every few hundred thousand gaps, and an error from it
+// stops the work and is returned; with a nil tick Timeline never fails.
+func (b *Run) Timeline(tick Tick) ([]sim.Gap, error) {
 	tk := &ticker{f: tick}
 	n := 0
 	for _, r := range b.Requests {

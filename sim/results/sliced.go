@@ -170,7 +170,7 @@ func readSliced(name string, data []byte, tick Tick, chunk int) (*Sliced, error)
 	}
 	data = bytes.TrimPrefix(data, jsonread.BOM)
 	tk.span = 0.1
-	d, rewrote, err := pyJSONTick(data, tk)
+	d, rewrote, err := pyJSON(data, tk)
 	if err != nil {
 		return res, err
 	}

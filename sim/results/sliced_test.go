@@ -38,7 +38,9 @@ func describe(runs []*Run, err, perr error, known bool, v *VLLM) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "err=%v\nnotObject=%v\nknown=%v\n", err, perr, known)
 	for _, r := range runs {
-		fmt.Fprintf(&sb, "run %+v\nfigures %v\ntimeline %v\n", *r, r.Figures(), r.Timeline())
+		figs, _ := r.Figures(nil)
+		tl, _ := r.Timeline(nil)
+		fmt.Fprintf(&sb, "run %+v\nfigures %v\ntimeline %v\n", *r, figs, tl)
 	}
 	if v != nil {
 		fmt.Fprintf(&sb, "vllm %+v\n", *v)
@@ -249,15 +251,16 @@ func TestBenchSlicedTicksAndStops(t *testing.T) {
 		}
 		b.Requests = append(b.Requests, r)
 	}
-	if _, err := b.FiguresTick(func(float64) error { return stop }); !errors.Is(err, stop) {
-		t.Errorf("FiguresTick went on past its Tick's error: %v", err)
+	if _, err := b.Figures(func(float64) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("Figures went on past its Tick's error: %v", err)
 	}
 	calls := 0
-	if f, err := b.FiguresTick(func(float64) error { calls++; return nil }); err != nil || fmt.Sprint(f) != fmt.Sprint(b.Figures()) || calls < 5 {
-		t.Errorf("FiguresTick: %v, %d ticks, figures %v against %v", err, calls, f, b.Figures())
+	plain, _ := b.Figures(nil)
+	if f, err := b.Figures(func(float64) error { calls++; return nil }); err != nil || fmt.Sprint(f) != fmt.Sprint(plain) || calls < 5 {
+		t.Errorf("Figures: %v, %d ticks, figures %v against %v", err, calls, f, plain)
 	}
-	if _, err := b.TimelineTick(func(float64) error { return stop }); !errors.Is(err, stop) {
-		t.Errorf("TimelineTick went on past its Tick's error: %v", err)
+	if _, err := b.Timeline(func(float64) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("Timeline went on past its Tick's error: %v", err)
 	}
 }
 
@@ -304,9 +307,9 @@ func TestTraceSlicedMatchesWhole(t *testing.T) {
 			cases = append(cases, small[:i], changed)
 		}
 		for _, c := range cases {
-			want, werr := ReadTrace(bytes.NewReader(c), name)
+			want, werr := ReadTrace(name, c, 0, nil)
 			ticks := 0
-			got, gerr := ReadTraceSliced(c, name, func(float64) error { ticks++; return nil })
+			got, gerr := ReadTrace(name, c, 0, func(float64) error { ticks++; return nil })
 			if fmt.Sprint(got, gerr) != fmt.Sprint(want, werr) {
 				t.Errorf("%s (%d bytes): sliced %.200v %v, whole %.200v %v", name, len(c), got, gerr, want, werr)
 			}
@@ -316,7 +319,7 @@ func TestTraceSlicedMatchesWhole(t *testing.T) {
 		}
 	}
 	stop := errors.New("cancelled")
-	if _, err := ReadTraceSliced(files["big.csv"], "big.csv", func(float64) error { return stop }); !errors.Is(err, stop) {
+	if _, err := ReadTrace("big.csv", files["big.csv"], 0, func(float64) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("a Tick's error did not stop the trace: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ import (
 //
 // Other columns are ignored. Arrivals are seconds (or milliseconds for the
 // _ms names, and for "timestamp" in Mooncake's JSONL traces, which carry
-// hash_ids; ReadTraceIn sets the unit outright), or date-times such as
+// hash_ids; ReadTrace's unit sets it outright), or date-times such as
 // "2023-11-16 18:15:46.6805900" or RFC 3339, which are taken relative to
 // the earliest one. Requests need not be in arrival order: ReadTrace sorts
 // them by arrival, keeping file order among equal times. In CSV, lines
@@ -118,7 +118,7 @@ type traceReader struct {
 	times  []time.Time // date-time arrivals, converted at the end
 	reqs   []sim.Request
 	record int
-	tk     *ticker // ReadTraceSliced's Tick, told of the bytes read
+	tk     *ticker // ReadTrace's Tick, told of the bytes read
 	size   int     // bytes in the file
 	read   int     // bytes read so far
 }
@@ -289,38 +289,21 @@ func (tr *traceReader) finish() ([]sim.Request, error) {
 	return tr.reqs, nil
 }
 
-// ReadTrace reads a request trace (CSV with a header, or JSON Lines; see the
-// notes above for the accepted names and units) and returns its requests
-// sorted by arrival. name labels errors, e.g. "trace.csv line 7: output_len
-// "abc" is not an integer".
-func ReadTrace(r io.Reader, name string) ([]sim.Request, error) {
-	return ReadTraceIn(r, name, 0)
-}
-
-// ReadTraceIn is ReadTrace with numeric arrivals in the given unit, in
-// seconds per unit (1e-3 for milliseconds), whatever the column is called:
-// some traces (Mooncake's) give milliseconds under a plain "timestamp".
-// Unit 0 goes by the column name. Date-time arrivals are not affected.
-func ReadTraceIn(r io.Reader, name string, unit float64) ([]sim.Request, error) {
+// ReadTrace reads a request trace held in data (CSV with a header, or JSON
+// Lines; see the notes above for the accepted names and units) and returns
+// its requests sorted by arrival. name labels errors, e.g. "trace.csv line
+// 7: output_len "abc" is not an integer". unit is seconds per numeric
+// arrival unit (1e-3 for milliseconds), whatever the column is called:
+// some traces (Mooncake's) give milliseconds under a plain "timestamp";
+// unit 0 goes by the column name, and date-times are not affected. tick,
+// when not nil, is called every few tens of kilobytes with the fraction
+// read, and an error from it stops the reading; the requests do not
+// depend on it.
+func ReadTrace(name string, data []byte, unit float64, tick Tick) ([]sim.Request, error) {
 	if !(unit >= 0) || math.IsInf(unit, 0) {
 		return nil, fmt.Errorf("%s: arrival unit must be 0 (by column name) or a positive number of seconds, got %g", name, unit)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxTraceBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return readTrace(data, name, unit, &ticker{})
-}
-
-// ReadTraceSliced is ReadTrace of a trace held in memory, read in slices:
-// tick is called every few tens of kilobytes with the fraction read, and
-// an error from it stops the reading. Its requests (and errors) are
-// ReadTrace's.
-func ReadTraceSliced(data []byte, name string, tick Tick) ([]sim.Request, error) {
-	return readTrace(data, name, 0, &ticker{f: tick})
-}
-
-func readTrace(data []byte, name string, unit float64, tk *ticker) ([]sim.Request, error) {
+	tk := &ticker{f: tick}
 	if len(data) > MaxTraceBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
 	}

@@ -20,12 +20,11 @@ func req(id int, arrival float64, prompt, output int) sim.Request {
 
 func readTraceFile(t *testing.T, path string) []sim.Request {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	reqs, err := ReadTrace(f, filepath.Base(path))
+	reqs, err := ReadTrace(filepath.Base(path), data, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,30 +73,30 @@ func TestReadTraceExamples(t *testing.T) {
 	}
 }
 
-// ReadTraceIn's unit overrides the column name's, for numbers only.
+// ReadTrace's unit overrides the column name's, for numbers only.
 func TestReadTraceUnit(t *testing.T) {
 	csv := "timestamp,prompt,output\n0,10,1\n1500,10,1\n"
 	for _, tc := range []struct {
 		unit float64
 		want float64
 	}{{0, 1500}, {1, 1500}, {1e-3, 1.5}, {1e-6, 0.0015}} {
-		reqs, err := ReadTraceIn(strings.NewReader(csv), "t.csv", tc.unit)
+		reqs, err := ReadTrace("t.csv", []byte(csv), tc.unit, nil)
 		if err != nil || len(reqs) != 2 || math.Abs(reqs[1].Arrival-tc.want) > 1e-12 {
 			t.Errorf("unit %g: %v %v, want the second arrival at %g s", tc.unit, reqs, err, tc.want)
 		}
 	}
 	// A Mooncake trace read with the unit set to seconds says so.
 	f, _ := os.ReadFile(filepath.Join("..", "testdata", "traces", "mooncake.jsonl"))
-	if reqs, err := ReadTraceIn(bytes.NewReader(f), "m.jsonl", 1); err != nil || reqs[2].Arrival != 3052 {
+	if reqs, err := ReadTrace("m.jsonl", f, 1, nil); err != nil || reqs[2].Arrival != 3052 {
 		t.Errorf("mooncake in seconds: %v %v", reqs, err)
 	}
 	// Date-times do not change with the unit.
 	az, _ := os.ReadFile(filepath.Join("..", "testdata", "traces", "azure_style.csv"))
-	if reqs, err := ReadTraceIn(bytes.NewReader(az), "az.csv", 1e-3); err != nil || math.Abs(reqs[1].Arrival-4.314579) > 1e-9 {
+	if reqs, err := ReadTrace("az.csv", az, 1e-3, nil); err != nil || math.Abs(reqs[1].Arrival-4.314579) > 1e-9 {
 		t.Errorf("date-times with a unit: %v %v", reqs, err)
 	}
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if _, err := ReadTraceIn(strings.NewReader(csv), "t.csv", bad); err == nil || !strings.Contains(err.Error(), "arrival unit") {
+		if _, err := ReadTrace("t.csv", []byte(csv), bad, nil); err == nil || !strings.Contains(err.Error(), "arrival unit") {
 			t.Errorf("unit %g: %v", bad, err)
 		}
 	}
@@ -122,11 +121,11 @@ func validTrace(reqs []sim.Request) error {
 func TestReadTraceCSVAndJSONLAgree(t *testing.T) {
 	csvText := "Arrival_Time , Prompt-Len,OUTPUT\r\n0.5,100,10\r\n\r\n0.25,200.0,20\r\n"
 	jsonl := "\r\n{\"arrival\":0.5,\"prompt\":100,\"output\":\"10\"}\r\n\r\n{\"arrival\":\"0.25\",\"prompt\":2e2,\"output\":20}\r\n"
-	a, err := ReadTrace(strings.NewReader(csvText), "a.csv")
+	a, err := ReadTrace("a.csv", []byte(csvText), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadTrace(strings.NewReader("\xef\xbb\xbf"+jsonl), "b.jsonl")
+	b, err := ReadTrace("b.jsonl", []byte("\xef\xbb\xbf"+jsonl), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestWriteTraceRoundTrip(t *testing.T) {
 	if err := WriteTrace(&buf, reqs); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadTrace(&buf, "poisson.csv")
+	back, err := ReadTrace("poisson.csv", buf.Bytes(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,7 @@ func TestReadTraceErrors(t *testing.T) {
 		{"timestamp,prompt,output\n2020-01-01T00:00:00Z,1,1\n2021-06-01T00:00:00Z,1,1\n", `trace.csv: timestamp spans more than a year`},
 		{"id,arrival,prompt,output\n1e10,0,1,1\n", `id 1e10 is out of range`},
 	} {
-		_, err := ReadTrace(strings.NewReader(tc.in), "trace.csv")
+		_, err := ReadTrace("trace.csv", []byte(tc.in), 0, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q:\n got %v\nwant %s", tc.in, err, tc.want)
 		}
@@ -204,11 +203,11 @@ func TestReadTraceBounds(t *testing.T) {
 	for range sim.MaxRequests + 1 {
 		b.WriteString("0,1,1\n")
 	}
-	if _, err := ReadTrace(strings.NewReader(b.String()), "big.csv"); err == nil || !strings.Contains(err.Error(), "more than 1000000 requests") {
+	if _, err := ReadTrace("big.csv", []byte(b.String()), 0, nil); err == nil || !strings.Contains(err.Error(), "more than 1000000 requests") {
 		t.Fatalf("too many requests: %v", err)
 	}
 	long := "{\"arrival\":0,\"prompt\":1,\"output\":1,\"pad\":\"" + strings.Repeat("x", maxTraceLine) + "\"}\n"
-	if _, err := ReadTrace(strings.NewReader(long), "long.jsonl"); err == nil || !strings.Contains(err.Error(), "long.jsonl line 1: longer than") {
+	if _, err := ReadTrace("long.jsonl", []byte(long), 0, nil); err == nil || !strings.Contains(err.Error(), "long.jsonl line 1: longer than") {
 		t.Fatalf("too long a line: %v", err)
 	}
 }
@@ -246,7 +245,7 @@ func FuzzReadTrace(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reqs, err := ReadTrace(bytes.NewReader(data), "fuzz.trace")
+		reqs, err := ReadTrace("fuzz.trace", data, 0, nil)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.trace") {
 				t.Fatalf("error does not name the file: %v", err)

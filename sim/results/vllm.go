@@ -54,7 +54,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) erro
 		rate, conc, dur       flexNum
 		model, backend, label string
 	)
-	if err := decodeKeysPre(obj, pre, "", map[string]any{
+	if err := decodeKeys(obj, pre, "", map[string]any{
 		"input_lens": &inputs, "output_lens": &outputs, "ttfts": &ttfts, "itls": &itls, "errors": &errs,
 		"e2els": &e2els, "latencies": &lats, "start_times": &starts, "request_rate": &rate, "max_concurrency": &conc,
 		"duration": &dur, "model_id": &model, "backend": &backend, "label": &label,
@@ -124,7 +124,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) erro
 			}
 		}
 	}
-	if err := checkRequestsTick(b.Requests, pre.ticker()); err != nil {
+	if err := checkRequests(b.Requests, pre.ticker()); err != nil {
 		return err
 	}
 	rebase(b.Requests)
@@ -191,7 +191,7 @@ func vllmBench(raw map[string]json.RawMessage, pre *preRead) (*VLLM, error) {
 		{"completed", &b.Completed}, {"input_lens", &b.InputLens}, {"output_lens", &b.OutputLens},
 		{"ttfts", &b.TTFTs}, {"itls", &b.ITLs}, {"errors", &b.Errors},
 	} {
-		if err := decodeKeysPre(raw, pre, "", map[string]any{f.key: f.dst}); err != nil {
+		if err := decodeKeys(raw, pre, "", map[string]any{f.key: f.dst}); err != nil {
 			return nil, err
 		}
 	}

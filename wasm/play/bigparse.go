@@ -138,11 +138,11 @@ func parseBenchSliced(name string, data []byte, yield func(float64) error) (*Ove
 		return nil, errorf("meas.neither", name, err)
 	}
 	b := res.Runs[0]
-	gaps, err := b.TimelineTick(phase(0.75, 0.1))
+	gaps, err := b.Timeline(phase(0.75, 0.1))
 	if err != nil {
 		return nil, err
 	}
-	figs, err := b.FiguresTick(phase(0.85, 0.15))
+	figs, err := b.Figures(phase(0.85, 0.15))
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func Paced(yield func(float64) error) func(float64) error {
 // ReadTraceSliced is SetTrace's reading of a large trace, in slices
 // (yield as for ParseMeasuredSliced); UseTrace then makes it the page's.
 func ReadTraceSliced(name string, data []byte, yield func(float64) error) ([]sim.Request, error) {
-	reqs, err := results.ReadTraceSliced(data, name, yield)
+	reqs, err := results.ReadTrace(name, data, 0, yield)
 	if err == nil && len(reqs) == 0 {
 		err = fmt.Errorf("%s holds no requests", name)
 	}

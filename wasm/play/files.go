@@ -122,7 +122,7 @@ func IsTrace(name string, data []byte) bool {
 // SetTrace reads a trace file as the CLI's --trace does and makes it the
 // page's "trace" workload; it returns how many requests it holds.
 func SetTrace(name string, data []byte) (int, error) {
-	reqs, err := results.ReadTrace(bytes.NewReader(data), name)
+	reqs, err := results.ReadTrace(name, data, 0, nil)
 	if err != nil {
 		return 0, err
 	}

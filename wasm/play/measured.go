@@ -30,7 +30,7 @@ type Overlay struct {
 	Bench   *results.Run  // every tool's run, vLLM's included
 	VLLMFig [3][3]float64 // TTFT, TPOT, ITL per token x P50, P90, P99, for any tool's run
 	Runs    int           // runs in the file (a GuideLLM sweep, SGLang's appended lines); the first is shown
-	// Figs is Bench.Figures(), computed once when the file is read (the
+	// Figs is Bench.Figures(nil), computed once when the file is read (the
 	// page draws the table often; a large run's figures take seconds).
 	Figs   map[string]float64
 	blocks []gapBlock // Gaps' index for GapColumns, made on first use
@@ -48,7 +48,7 @@ func (o *Overlay) KindIn(lang string) string {
 // FigureRow is one line of a tool's figures for the page: computed from the
 // file's requests and, where the file states it, the file's own.
 type FigureRow struct {
-	Key      string  // BenchRun figure key, e.g. "ttft_p50"
+	Key      string  // results.Run figure key, e.g. "ttft_p50"
 	Label    string  // e.g. "TTFT P50" (English; the page labels it by Key from the catalogues)
 	Measured float64 // seconds; NaN when the file cannot give it
 	File     float64 // seconds; NaN when the file states none
@@ -62,7 +62,7 @@ func (o *Overlay) FigureRows() []FigureRow {
 	}
 	figs := o.Figs
 	if figs == nil {
-		figs = o.Bench.Figures()
+		figs, _ = o.Bench.Figures(nil)
 	}
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL per chunk", "itl_token": "ITL per token", "e2e": "E2E"}
 	var rows []FigureRow
@@ -115,13 +115,15 @@ func ParseMeasured(name string, data []byte) (*Overlay, error) {
 		return nil, errorf("meas.neither", name, err)
 	}
 	b := runs[0]
-	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: b.Timeline(), Runs: len(runs)}
+	gaps, _ := b.Timeline(nil)
+	o := &Overlay{Name: name, Kind: b.Tool, Bench: b, Gaps: gaps, Runs: len(runs)}
 	if b.Tool == "vllm" {
 		if v, err := results.ReadVLLM(bytes.NewReader(data)); err == nil {
 			o.VLLM = v
 		}
 	}
-	o.setFigures(b.Figures())
+	figs, _ := b.Figures(nil)
+	o.setFigures(figs)
 	return o, nil
 }
 
