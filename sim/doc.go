@@ -72,13 +72,15 @@
 // Packages beside it read and write what it is compared with; sim imports
 // none of them:
 //
+//   - servelab/sim/results: other benchmark tools' result files, behind one
+//     format table, and request traces (a replayed trace is a []Request);
 //   - servelab/sim/lab: the lab script's (run.py) measured JSON, its summary
 //     and windows, its prompts and the token-stream reader;
 //   - servelab/sim/calibrate: fitting a profile's constants to measured runs;
 //   - servelab/sim/lecture: the interference lecture's four demos.
 //
-// Other benchmark tools' result files and request traces are still read
-// here (bench*.go, trace.go); they belong in a package of their own.
+// A benchmark run at a fixed concurrency replays as a closed loop:
+// [RunClosed].
 //
 // sim imports the standard library and the catalogues (servelab/hwspecs,
 // servelab/modelspecs) only. Every front end (cmd/servelab, the lab

@@ -1,7 +1,7 @@
 package results
 
 // Reading a benchmark tool's file: telling the format from its content, and
-// the JSON helpers the per-tool readers (bench_<tool>.go) share.
+// the JSON helpers the per-tool readers (one file per tool) share.
 
 import (
 	"bytes"

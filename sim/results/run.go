@@ -1,9 +1,7 @@
 package results
 
-// Benchmark tools' result files (vLLM bench, GuideLLM, AIPerf, GenAI-Perf,
-// SGLang bench_serving, llmperf), read into one type: Run. Each tool has
-// its own small reader file (bench_<tool>.go), bench_read.go tells them
-// apart; this file holds the common type and the figures computed from it.
+// The one type every tool's file is read into (Run) and the figures
+// computed from it.
 
 import (
 	"fmt"

@@ -3,7 +3,7 @@ package results
 // vLLM's `vllm bench serve --save-result --save-detailed` (and the older
 // benchmarks/benchmark_serving.py): one JSON object, summary keys beside
 // per-request arrays. The arrays are SGLang bench_serving's too
-// (bench_sglang.go reads them with perRequestArrays).
+// (sglang.go reads them with perRequestArrays).
 
 import (
 	"bytes"
