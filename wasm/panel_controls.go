@@ -93,7 +93,7 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if u.cmp != nil && u.cmp.pair.On && u.cmp.editB {
 		st = &u.cmp.stateB // the form edits run B
 	}
-	if names := play.ModelNames(); len(names) != len(c.models) {
+	if names := u.st.Sess.ModelNames(); len(names) != len(c.models) {
 		c.models = names
 		var sb strings.Builder
 		for _, n := range names {
