@@ -13,10 +13,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "demo", summary: "the interference lecture's four demos, computed (demo interference)", run: runDemo})
-}
-
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "interference [flags]", stderr)
 	ef := addExperimentFlags(fs, scenario.StepGroup)

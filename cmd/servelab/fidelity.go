@@ -26,10 +26,6 @@ import (
 	"servelab/sim/calibrate"
 )
 
-func init() {
-	register(command{name: "fidelity", summary: "the step model's profiles against published measurements (make fidelity); --fit refits a profile", run: runFidelity})
-}
-
 // fidelityPoint is one published figure (../shared/fidelity/points.json).
 type fidelityPoint struct {
 	ID        string  `json:"id"`

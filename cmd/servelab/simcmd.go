@@ -8,10 +8,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "sim", summary: "simulate a workload (Poisson, the lab's closed loop, or a trace) and print latency figures", run: runSim})
-}
-
 // simFigures is `servelab sim --json` for open-loop workloads; times in seconds.
 type simFigures struct {
 	Policy      string  `json:"policy"`

@@ -76,7 +76,6 @@ func (ss *Session) ModelNames() []string {
 	return names
 }
 
-
 // IsTrace reports whether a file should be read as a request trace: a
 // CSV, or JSON Lines whose first line has an arrival time and lengths.
 func IsTrace(name string, data []byte) bool {

@@ -100,10 +100,10 @@ func RunLecture(s State, c *LectureCache) (*lecture.Interference, error) {
 // It is bounded: past its size the oldest entries go.
 type LectureCache struct {
 	jobs  map[jobKey]any
-	order []jobKey  // oldest first
-	labs  []*SimRun // oldest first
-	keys  []string  // labs[i]'s labKey
-	Hits  int       // jobs and lab sides answered from the cache (for tests and notes)
+	order []jobKey    // oldest first
+	labs  []*SimRun   // oldest first
+	keys  []string    // labs[i]'s labKey
+	Hits  int         // jobs and lab sides answered from the cache (for tests and notes)
 	mem   sim.Scratch // what the jobs, run one at a time, reuse
 }
 
