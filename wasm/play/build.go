@@ -73,6 +73,3 @@ func requests(s State, rate float64) ([]sim.Request, error) {
 	}
 	return x.RequestsAt(rate)
 }
-
-// slo is the state's objective.
-func slo(s State) sim.SLO { return s.SLO }

@@ -52,13 +52,9 @@ func LectureOf(s State) (lecture.Lecture, lecture.Demos, error) {
 	if err != nil {
 		return lecture.Lecture{}, lecture.Demos{}, err
 	}
-	l := lecture.Lecture{Step: step, N: s.Requests, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
-	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
-		return lecture.Lecture{}, lecture.Demos{}, err
-	}
-	d := lecture.Defaults(slo(s))
-	d.Batch, d.Context, d.Rate4 = s.Probe.Batch, s.Probe.Context, s.Rate
-	return l, d, nil
+	l, d, err := lecture.Of(&s.Experiment, step)
+	d.Rate4 = s.Rate
+	return l, d, err
 }
 
 // LectureKey is what a chapter's table depends on: when it is unchanged,

@@ -654,7 +654,7 @@ func (r *SimRun) Figures() Figures {
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
-func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, slo(s)) }
+func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, s.SLO) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).
