@@ -1,7 +1,11 @@
 // Package play is the playground's model, apart from the page: the settings
 // (State: the experiment, the view, the URL and presets), the simulation the
 // view draws (Simulate) and the measured runs laid over it. It has no DOM and
-// no canvas, so its tests run under node, the same wasm runtime as the browser.
+// no canvas: it builds and tests natively, and under node, the same wasm
+// runtime as the browser.
+//
+// It imports sim and its sub-packages and the catalogues; the page (wasm)
+// imports it, and the CLI's tests do, to check the page runs what the CLI runs.
 package play
 
 import (
