@@ -69,9 +69,12 @@
 //
 // # Around the simulator
 //
-// Packages beside it read and write what it is compared with; sim imports
-// none of them:
+// Packages beside it build its inputs or read and write what it is
+// compared with; sim imports none of them:
 //
+//   - servelab/sim/scenario: the experiment as a value (Experiment, the
+//     knob table of every setting, presets) that every front end builds
+//     through: the CLI's flags and the page's URL and controls alike;
 //   - servelab/sim/results: other benchmark tools' result files, behind one
 //     format table, and request traces (a replayed trace is a []Request);
 //   - servelab/sim/lab: the lab script's (run.py) measured JSON, its summary

@@ -119,7 +119,7 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 	// A trace becomes the workload, as a small one does (loadMeasured).
 	doneTrace := func(reqs []sim.Request, err error) {
 		finish(err, "up.badtrace", func() {
-			n := play.UseTrace(name, reqs)
+			n := a.sess.UseTrace(name, reqs)
 			a.change("workload", "trace")
 			a.info = play.Tf(a.lang, "up.trace", name, n)
 			a.render()

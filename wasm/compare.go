@@ -42,7 +42,7 @@ func (a *App) startB(rs *resim) bool {
 	if c.pair.On {
 		a.notes = append(a.notes, notes...)
 	}
-	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == play.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
+	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == a.sess.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
 		return false // only run A's own settings changed: B stands
 	}
 	if !c.pair.On {
@@ -58,7 +58,7 @@ func (a *App) landB(r *play.SimRun, err error) {
 	c := &a.cmp
 	c.runB.Recycle()
 	c.runB, c.errB = nil, ""
-	c.filesB = play.FilesGen()
+	c.filesB = a.sess.FilesGen()
 	if err != nil {
 		c.errB = err.Error()
 		c.figsB = play.Figures{Goodput: -1}
@@ -73,7 +73,7 @@ func (a *App) landB(r *play.SimRun, err error) {
 // only run B's settings changed (the form edits B), A's run is the same.
 func (a *App) keepA() bool {
 	return a.cmp.pair.On && a.run != nil && a.simErr == "" && a.lec == nil &&
-		a.cmp.filesA == play.FilesGen() && a.run.State.Query() == a.state.Query()
+		a.cmp.filesA == a.sess.FilesGen() && a.run.State.Query() == a.state.Query()
 }
 
 // hasMem reports whether a run has a memory lane (a KV limit).

@@ -189,7 +189,7 @@ func (a *App) applyPreset(name string) {
 		return
 	}
 	s := play.DefaultState()
-	s.Lang = a.lang
+	s.Lang, s.Sess = a.lang, a.sess
 	s.ApplyPreset(p)
 	a.state = s
 	// A pair preset opens compare mode with its run B; any other closes it.

@@ -35,13 +35,14 @@ type App struct {
 	pdoc     dom.Document
 	pg       *page
 
-	pn    panels      // the page's panels: each renders from ui() and emits events to handle
-	lang  string      // "en" or "zh"
-	info  string      // the preset's or the last upload's description, kept on screen
-	embed bool        // ?embed=1: the canvas and the chapter's figure only
-	lec   *lecture    // lecture mode's open chapter; nil outside it
-	calib calibration // the "Calibrate from this measurement" job
-	big   bigUpload   // a large upload being read in slices
+	sess  *play.Session // what this page uploaded, and the memory its runs reuse (every state names it)
+	pn    panels        // the page's panels: each renders from ui() and emits events to handle
+	lang  string        // "en" or "zh"
+	info  string        // the preset's or the last upload's description, kept on screen
+	embed bool          // ?embed=1: the canvas and the chapter's figure only
+	lec   *lecture      // lecture mode's open chapter; nil outside it
+	calib calibration   // the "Calibrate from this measurement" job
+	big   bigUpload     // a large upload being read in slices
 
 	state     play.State
 	run       *play.SimRun
@@ -291,7 +292,7 @@ func main() {
 	// A collection stops the one wasm thread; a larger heap goal makes them
 	// rarer (the live heap is ~20 MB).
 	debug.SetGCPercent(400)
-	a := &App{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}}
+	a := &App{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}, sess: play.NewSession()}
 	a.own = js.Global().Get("document")
 	a.win = js.Global().Get("parent")
 	if a.win.IsUndefined() || a.win.IsNull() {
@@ -313,6 +314,7 @@ func main() {
 	q := a.win.Get("location").Get("search").String()
 	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
 	st, notes := play.ParseQueryIn(q, a.lang)
+	st.Sess = a.sess
 	a.state = st
 	a.notes = notes
 	a.embed = play.QueryFlag(q, "embed")

@@ -243,7 +243,7 @@ func (a *App) finishCalibration(cancel *atomic.Bool, cal *calibrate.Calibration,
 	case errors.Is(err, errCancelled):
 		a.info = play.T(a.lang, "cal.cancelled")
 	case err == nil && p != nil:
-		err = play.AddProfile(p)
+		err = a.sess.AddProfile(p)
 	}
 	if err != nil && !errors.Is(err, errCancelled) {
 		a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))

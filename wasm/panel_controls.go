@@ -11,6 +11,7 @@ import (
 	"syscall/js"
 
 	"servelab/hwspecs"
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
 
@@ -30,6 +31,14 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 	}
 	c.models = nil // render fills the model picker (uploaded models join it)
 	fill("gpu", hwspecs.Names())
+	// The schedulers and workloads the experiment knows, named in the page's language (panel_lang).
+	for id, names := range map[string][]string{"policy": scenario.Policies, "workload": scenario.Workloads} {
+		var sb strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&sb, `<option value="%s" data-i18n="%s.%s">%s</option>`, html.EscapeString(n), id, html.EscapeString(n), html.EscapeString(n))
+		}
+		p.setHTML(id, sb.String())
+	}
 	for _, c := range play.Controls() {
 		key := c.URL
 		el := p.el(key)
@@ -93,7 +102,7 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if u.cmp != nil && u.cmp.pair.On && u.cmp.editB {
 		st = &u.cmp.stateB // the form edits run B
 	}
-	if names := play.ModelNames(); len(names) != len(c.models) {
+	if names := u.st.Sess.ModelNames(); len(names) != len(c.models) {
 		c.models = names
 		var sb strings.Builder
 		for _, n := range names {

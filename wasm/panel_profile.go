@@ -25,7 +25,7 @@ func (pp *profilePanel) bind(p *page, emit func(event)) {
 }
 
 func (pp *profilePanel) render(p *page, u *uiState) {
-	choices := play.ProfileChoices()
+	choices := u.st.Sess.ProfileChoices()
 	if key := strings.Join(choices, "\x00"); key != pp.choices {
 		pp.choices = key
 		var sb strings.Builder
@@ -129,7 +129,7 @@ func (a *App) loadProfileFile(name string, data []byte) bool {
 	}
 	p, err := sim.ParseProfile(data)
 	if err == nil {
-		err = play.AddProfile(p)
+		err = a.sess.AddProfile(p)
 	}
 	if err != nil {
 		a.message(play.Tf(a.lang, "prof.bad", name, err.Error()), true)

@@ -138,7 +138,7 @@ func (a *App) landResim(rs *resim) {
 		a.run.Recycle() // its arrays go to the next simulation
 	}
 	if rs.runA != nil && rs.runA != a.run {
-		a.cmp.filesA = play.FilesGen()
+		a.cmp.filesA = a.sess.FilesGen()
 	}
 	a.run = rs.runA
 	if rs.errA != nil {

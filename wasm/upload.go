@@ -75,7 +75,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 		return
 	}
 	if play.IsHFConfig(data) {
-		m, err := play.AddModel(name, data)
+		m, err := a.sess.AddModel(name, data)
 		if err != nil {
 			a.message(play.Tf(a.lang, "up.badmodel", name, err.Error()), true)
 			return
@@ -87,7 +87,7 @@ func (a *App) loadMeasured(name string, data []byte) {
 		return
 	}
 	if play.IsTrace(name, data) {
-		n, err := play.SetTrace(name, data)
+		n, err := a.sess.SetTrace(name, data)
 		if err != nil {
 			a.message(play.Tf(a.lang, "up.badtrace", err.Error()), true)
 			return

@@ -116,8 +116,6 @@ type geom struct {
 	gapTop           float64 // the gap scale's top, when another pane shares it (0: this pane's own)
 }
 
-func layout(w, h, s float64, rows int) geom { return layoutAt(0, w, h, s, rows, false, false) }
-
 // layoutAt lays out one run's pane, h tall from y0, with a memory lane
 // under the GPU rows when mem is set and a line for the pane's title above
 // the axis when titled (compare mode stacks two panes).
@@ -169,12 +167,6 @@ func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
 	return a, b
 }
 
-// paint draws the run into dst and returns the labels to lay over it.
-// It only reads the run: every width, colour and height comes from the sim's trace and results.
-func paint(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {
-	dst.Fill(colBG)
-	return paintPane(dst, b, r, v, g, meas, lang)
-}
 
 // paintPane draws one run into its pane of dst (see layoutAt).
 func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {

@@ -14,10 +14,6 @@ import (
 	"servelab/sim/results"
 )
 
-func init() {
-	register(command{name: "calibrate", summary: "fit the step model's constants to measured runs (run.py, servelab measure, vllm bench --save-detailed)", run: runCalibrate})
-}
-
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("calibrate", "FILE.json [more.json ...] [--base lecture|vllm|PROFILE.json] [--policy P --budget B] [-o out.json] [--json]", stderr)
 	ef := addExperimentFlags(fs, engineGroups)

@@ -195,7 +195,8 @@ func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
 }
 
 func TestEverySubcommandHasHelp(t *testing.T) {
-	for name := range commands {
+	for _, c := range commands() {
+		name := c.name
 		args := []string{name, "--help"}
 		if name == "demo" {
 			args = []string{"demo", "interference", "--help"}

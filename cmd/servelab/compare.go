@@ -16,10 +16,6 @@ import (
 	"servelab/sim/results"
 )
 
-func init() {
-	register(command{name: "compare", summary: "print saved runs side by side (run.py, servelab measure, vllm bench, GuideLLM, AIPerf, GenAI-Perf, SGLang bench_serving, llmperf)", run: runCompare})
-}
-
 func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", "A.json B.json [more ...] (or one benchmark tool's file)", stderr)
 	if err := fs.Parse(args); err != nil {

@@ -13,10 +13,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "demo", summary: "the interference lecture's four demos, computed (demo interference)", run: runDemo})
-}
-
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "interference [flags]", stderr)
 	ef := addExperimentFlags(fs, scenario.StepGroup)
@@ -38,19 +34,16 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := sim.Poisson(x.Requests, 1, x.Prompt, x.Output, x.Seed); err != nil {
+	lec, demos, err := lecture.Of(x, step)
+	if err != nil {
 		return err
-	}
-	if !(x.SLO.TTFT > 0 && x.SLO.TPOT > 0) {
-		return fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", x.SLO.TTFT, x.SLO.TPOT)
 	}
 	if x.Requests <= 5000 {
 		// A lecture-sized demo allocates a few tens of MB in all (its runs
 		// reuse their memory): collecting that costs a fifth of the demo.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
-	lec := lecture.Lecture{Step: step, N: x.Requests, Prompt: x.Prompt, Output: x.Output, Seed: x.Seed}
-	res, err := computeInterference(lec, lecture.Defaults(x.SLO))
+	res, err := computeInterference(lec, demos)
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,6 @@ import (
 	"servelab/sim/calibrate"
 )
 
-func init() {
-	register(command{name: "fidelity", summary: "the step model's profiles against published measurements (make fidelity); --fit refits a profile", run: runFidelity})
-}
-
 // fidelityPoint is one published figure (../shared/fidelity/points.json).
 type fidelityPoint struct {
 	ID        string  `json:"id"`
@@ -293,38 +289,7 @@ func printFidelity(w io.Writer, rows []fidelityRow, names []string) {
 }
 
 // printGrid prints a left-aligned first column and right-aligned others.
-func printGrid(w io.Writer, head []string, rows [][]string) {
-	width := make([]int, len(head))
-	for i, h := range head {
-		width[i] = len([]rune(h))
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	line := func(r []string) {
-		var b strings.Builder
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString("  " + pad + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i])
-	}
-	line(sep)
-	for _, r := range rows {
-		line(r)
-	}
-}
+func printGrid(w io.Writer, head []string, rows [][]string) { grid(w, "", true, head, rows) }
 
 // fitProfile refits base's constants for each GPU with points, with the
 // calibration's fit (calibrate.Fit): each point is evidence whose

@@ -9,10 +9,6 @@ import (
 	"servelab/cmd/internal/gguf"
 )
 
-func init() {
-	register(command{name: "gguf", summary: "write the tiny lab's model: a small Llama GGUF with seeded random weights", run: runGGUF})
-}
-
 func runGGUF(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("gguf", "-o FILE [--hf-config config.json] [--hidden 128 --layers 4 --ffn 384 --heads 2 --kv-heads 2 --context 32768 --seed 1]", stderr)
 	d := gguf.Default

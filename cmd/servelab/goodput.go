@@ -8,10 +8,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "goodput", summary: "the highest rate whose SLO attainment reaches the target (bisection)", run: runGoodput})
-}
-
 func runGoodput(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("goodput", "--policy P --ttft-slo S --tpot-slo S [--attainment 0.9] [--json]", stderr)
 	ef := addExperimentFlags(fs, goodputGroups)

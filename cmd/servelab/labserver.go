@@ -15,10 +15,6 @@ import (
 	"servelab/cmd/internal/labserver"
 )
 
-func init() {
-	register(command{name: "labserver", summary: "a simulated OpenAI-compatible lab server whose streams share one real-time engine", run: untilSignal(labServerUntil)})
-}
-
 // apiKeyEnv names the environment variable holding the lab server's API key:
 // `servelab labserver` requires it when set, and `measure` and `serve` send it.
 const apiKeyEnv = "SERVELAB_API_KEY"

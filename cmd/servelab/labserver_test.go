@@ -316,8 +316,12 @@ func TestServeEndToEnd(t *testing.T) {
 	if code, _ := get("/api/health", map[string]string{"Host": "rebound.example:80"}); code != 403 {
 		t.Errorf("foreign Host: %d", code)
 	}
-	if code, _ := get("/", map[string]string{"Origin": "https://elsewhere.example"}); code != 403 {
-		t.Errorf("foreign Origin: %d", code)
+	// The page is embeddable from any origin (slides); the API is not.
+	if code, _ := get("/", map[string]string{"Origin": "https://elsewhere.example"}); code != 200 {
+		t.Errorf("the page for a foreign Origin: %d", code)
+	}
+	if code, _ := get("/api/health", map[string]string{"Origin": "https://elsewhere.example"}); code != 403 {
+		t.Errorf("the API for a foreign Origin: %d", code)
 	}
 	resp, err := http.Post(base+"/api/measure", "application/json", strings.NewReader(
 		`{"lab":"chunked","label":"e2e","duration":1,"inject_after":0.5,"short_concurrency":2,"short_output_len":16,"long_input_len":1000,"warmup":0}`))

@@ -1,6 +1,6 @@
 // Command servelab is the native side of the playground: the lecture's demos
 // in the terminal, one-off simulations, and (see the other files) the lab
-// companion. Each subcommand lives in its own file and registers itself.
+// companion. Each subcommand lives in its own file; the table commands lists them.
 package main
 
 import (
@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -24,10 +23,35 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]command{}
+// commands is every subcommand, in the order usage lists them; each lives
+// in its own file. (A function, not a variable: fidelity runs subcommands,
+// so a table variable would refer to itself.)
+func commands() []command {
+	return []command{
+		command{name: "step", summary: "price one iteration: decode batch, context, optional prefill", run: runStep},
+		command{name: "sim", summary: "simulate a workload (Poisson, the lab's closed loop, or a trace) and print latency figures", run: runSim},
+		command{name: "goodput", summary: "the highest rate whose SLO attainment reaches the target (bisection)", run: runGoodput},
+		command{name: "demo", summary: "the interference lecture's four demos, computed (demo interference)", run: runDemo},
+		command{name: "models", summary: "list the model and GPU catalogues", run: runModels},
+		command{name: "compare", summary: "print saved runs side by side (run.py, servelab measure, vllm bench, GuideLLM, AIPerf, GenAI-Perf, SGLang bench_serving, llmperf)", run: runCompare},
+		command{name: "calibrate", summary: "fit the step model's constants to measured runs (run.py, servelab measure, vllm bench --save-detailed)", run: runCalibrate},
+		command{name: "fidelity", summary: "the step model's profiles against published measurements (make fidelity); --fit refits a profile", run: runFidelity},
+		command{name: "labserver", summary: "a simulated OpenAI-compatible lab server whose streams share one real-time engine", run: untilSignal(labServerUntil)},
+		command{name: "measure", summary: "measure a lab server's ITL spike from a long prefill (a port of the lab's run.py)", run: runMeasure},
+		command{name: "serve", summary: "the playground and its live lab companion on http://127.0.0.1 (embedded lab servers unless --lab)", run: untilSignal(serveUntil)},
+		command{name: "gguf", summary: "write the tiny lab's model: a small Llama GGUF with seeded random weights", run: runGGUF},
+	}
+}
 
-// register adds a subcommand; each subcommand file calls it from init.
-func register(c command) { commands[c.name] = c }
+// lookup finds a subcommand by name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
 // untilSignal runs a long-lived subcommand until Ctrl-C or SIGTERM.
 func untilSignal(f func(ctx context.Context, args []string, stdout, stderr io.Writer) error) func([]string, io.Writer, io.Writer) error {
@@ -59,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	c, ok := commands[args[0]]
+	c, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "servelab: unknown command %q\n\n", args[0])
 		usage(stderr)
@@ -79,13 +103,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "servelab — a teaching playground for LLM serving\n\nUsage: servelab <command> [flags]   (servelab <command> --help for its flags)\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 }
 

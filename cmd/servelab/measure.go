@@ -16,10 +16,6 @@ import (
 	"servelab/sim/lab"
 )
 
-func init() {
-	register(command{name: "measure", summary: "measure a lab server's ITL spike from a long prefill (a port of the lab's run.py)", run: runMeasure})
-}
-
 func runMeasure(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("measure", "[--port 8000 | --base-url URL] [--label L] [--json PATH] ...  (run.py's flags)", stderr)
 	d := lab.DefaultConfig()

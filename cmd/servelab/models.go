@@ -8,10 +8,6 @@ import (
 	"servelab/modelspecs"
 )
 
-func init() {
-	register(command{name: "models", summary: "list the model and GPU catalogues", run: runModels})
-}
-
 func runModels(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("models", "[--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -17,10 +17,6 @@ import (
 	"servelab/site"
 )
 
-func init() {
-	register(command{name: "serve", summary: "the playground and its live lab companion on http://127.0.0.1 (embedded lab servers unless --lab)", run: untilSignal(serveUntil)})
-}
-
 // listFlag is a repeatable string flag.
 type listFlag []string
 

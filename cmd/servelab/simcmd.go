@@ -8,10 +8,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "sim", summary: "simulate a workload (Poisson, the lab's closed loop, or a trace) and print latency figures", run: runSim})
-}
-
 // simFigures is `servelab sim --json` for open-loop workloads; times in seconds.
 type simFigures struct {
 	Policy      string  `json:"policy"`
@@ -40,6 +36,25 @@ type simFigures struct {
 	SimSeconds  float64 `json:"sim_seconds"`
 	Truncated   bool    `json:"truncated"`
 	RejectedWhy string  `json:"rejected_reason,omitempty"`
+}
+
+// figuresOf is `servelab sim --json`'s figures of a run: its summary, its
+// size and the first rejection's reason.
+func figuresOf(policy string, step sim.StepModel, s sim.Summary, results []sim.Result, steps int, end float64, truncated bool) simFigures {
+	f := simFigures{Policy: policy, Model: step.Model.Name, GPU: step.GPU.Name,
+		TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99,
+		TPOTP50: s.TPOTP50, TPOTP90: s.TPOTP90, TPOTP99: s.TPOTP99,
+		ITLP50: s.ITLP50, ITLP90: s.ITLP90, ITLP99: s.ITLP99, ITLMax: s.ITLMax,
+		E2EP50: s.E2EP50, E2EP90: s.E2EP90, E2EP99: s.E2EP99, Throughput: s.Throughput,
+		Submitted: s.Submitted, Completed: s.Completed, Rejected: s.Rejected, Unfinished: s.Unfinished,
+		Preemptions: s.Preemptions, Steps: steps, SimSeconds: end, Truncated: truncated}
+	for _, r := range results {
+		if r.Rejected != "" {
+			f.RejectedWhy = r.Rejected
+			break
+		}
+	}
+	return f
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -105,19 +120,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		policy = cfg.Policy.Name()
 	}
 	s := out.Summary()
-	f := simFigures{Policy: policy, Model: step.Model.Name, GPU: step.GPU.Name,
-		TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99,
-		TPOTP50: s.TPOTP50, TPOTP90: s.TPOTP90, TPOTP99: s.TPOTP99,
-		ITLP50: s.ITLP50, ITLP90: s.ITLP90, ITLP99: s.ITLP99, ITLMax: s.ITLMax,
-		E2EP50: s.E2EP50, E2EP90: s.E2EP90, E2EP99: s.E2EP99, Throughput: s.Throughput,
-		Submitted: s.Submitted, Completed: s.Completed, Rejected: s.Rejected, Unfinished: s.Unfinished,
-		Preemptions: s.Preemptions, Steps: out.Steps, SimSeconds: out.End, Truncated: out.Truncated}
-	for _, r := range out.Results {
-		if r.Rejected != "" {
-			f.RejectedWhy = r.Rejected
-			break
-		}
-	}
+	f := figuresOf(policy, step, s, out.Results, out.Steps, out.End, out.Truncated)
 	if *asJSON {
 		return writeJSON(stdout, f)
 	}

@@ -10,10 +10,6 @@ import (
 	"servelab/sim/scenario"
 )
 
-func init() {
-	register(command{name: "step", summary: "price one iteration: decode batch, context, optional prefill", run: runStep})
-}
-
 func runStep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("step", "--batch B --context C [--prefill L] [--json]", stderr)
 	sf := addExperimentFlags(fs, scenario.StepGroup|scenario.ProbeGroup)

@@ -5,35 +5,50 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // table prints rows under headers, right-aligned, like the lab script's grid.
-func table(w io.Writer, headers []string, rows [][]string) {
-	width := make([]int, len(headers))
-	for i, h := range headers {
-		width[i] = len([]rune(h))
+func table(w io.Writer, headers []string, rows [][]string) { grid(w, "  ", false, headers, rows) }
+
+// grid prints rows under a header and a rule of dashes with text/tabwriter:
+// every line starts with indent, columns are two spaces apart and
+// right-aligned, but for the first when leftFirst.
+func grid(w io.Writer, indent string, leftFirst bool, head []string, rows [][]string) {
+	all := append([][]string{head, nil}, rows...)
+	first := 0
+	for _, r := range all {
+		if len(r) > 0 {
+			first = max(first, utf8.RuneCountInString(r[0]))
+		}
 	}
-	for _, r := range rows {
+	rule := make([]string, len(head))
+	for i := range rule {
+		for _, r := range all {
+			if i < len(r) {
+				rule[i] = strings.Repeat("-", max(len(rule[i]), utf8.RuneCountInString(r[i])))
+			}
+		}
+	}
+	all[1] = rule
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
+	for _, r := range all {
+		var b strings.Builder
 		for i, c := range r {
-			width[i] = max(width[i], len([]rune(c)))
+			switch {
+			case i == 0 && leftFirst:
+				b.WriteString(indent + c + strings.Repeat(" ", first-utf8.RuneCountInString(c)))
+			case i == 0:
+				b.WriteString(indent + c)
+			default:
+				b.WriteString("  " + c)
+			}
+			b.WriteByte('\t')
 		}
+		fmt.Fprintln(tw, b.String())
 	}
-	line := func(cells []string) {
-		parts := make([]string, len(cells))
-		for i, c := range cells {
-			parts[i] = strings.Repeat(" ", width[i]-len([]rune(c))) + c
-		}
-		fmt.Fprintln(w, "  "+strings.Join(parts, "  "))
-	}
-	line(headers)
-	dashes := make([]string, len(headers))
-	for i := range dashes {
-		dashes[i] = strings.Repeat("-", width[i])
-	}
-	line(dashes)
-	for _, r := range rows {
-		line(r)
-	}
+	tw.Flush()
 }
 
 // ms formats seconds as milliseconds.

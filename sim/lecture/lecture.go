@@ -5,7 +5,7 @@
 // chunked prefill's budgets (demo 4). It is what `servelab demo
 // interference` prints and what the page's chapters show.
 //
-// It imports sim; front ends (cmd/servelab, wasm, wasm/play) import it.
+// It imports sim and sim/scenario (a lecture is built from an experiment); front ends (cmd/servelab, wasm, wasm/play) import it.
 // Nothing in sim imports it.
 package lecture
 
@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"servelab/sim"
+	"servelab/sim/scenario"
 )
 
 // Lecture is the interference lecture's setup: one model on one GPU, a
@@ -227,6 +228,24 @@ func Defaults(slo sim.SLO) Demos {
 	return Demos{Batch: 32, Context: 700, Prompts: []int{128, 512, 1024, 2048},
 		Rates: []float64{5, 10, 20, 30, 40, 50, 60}, SLO: slo, Attainment: 0.9,
 		Rate4: 40, Budgets: []int{0, 256, 512, 1024, 2048}}
+}
+
+// Of is the lecture an experiment describes, on its step model (built by
+// the caller, scenario.Experiment.StepModel): the Poisson workload
+// (requests, prompt, output, seed), demo 1's batch and context, demo 3's
+// SLO; demo 4 runs at the lecture's rate (the page's chapter moves it).
+// The CLI's `demo interference` and the page's chapters both start here.
+func Of(x *scenario.Experiment, step sim.StepModel) (Lecture, Demos, error) {
+	l := Lecture{Step: step, N: x.Requests, Prompt: x.Prompt, Output: x.Output, Seed: x.Seed}
+	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
+		return Lecture{}, Demos{}, err
+	}
+	if !(x.SLO.TTFT > 0 && x.SLO.TPOT > 0) {
+		return Lecture{}, Demos{}, fmt.Errorf("SLOs must be positive seconds, got ttft %g and tpot %g", x.SLO.TTFT, x.SLO.TPOT)
+	}
+	d := Defaults(x.SLO)
+	d.Batch, d.Context = x.Probe.Batch, x.Probe.Context
+	return l, d, nil
 }
 
 // Interference is everything the four demos compute: what `servelab demo

@@ -33,8 +33,9 @@ const (
 	Disaggregated = "disaggregated"
 )
 
-// Policies lists the policy names an experiment accepts.
-var Policies = []string{PrefillFirst, Chunked, PrefillOnly, DecodeOnly, Disaggregated}
+// Policies lists the policy names an experiment accepts: one engine's
+// (sim's), then the disaggregated deployment of prefill and decode instances.
+var Policies = append(sim.PolicyNames(), Disaggregated)
 
 // Workload names.
 const (

@@ -87,7 +87,7 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 	}
 	// The lecture's presets run the lecture's profile.
 	pick(t, ctx, "preset", "demo2")
-	waitFor(t, ctx, `servelab.getState().profile === "" && servelab.getState().effc === 0.6 && servelab.getState().ovh === 1`, "demo2 back on the lecture's profile")
+	waitFor(t, ctx, `servelab.getState().profile === "lecture" && servelab.getState().effc === 0.6 && servelab.getState().ovh === 1`, "demo2 back on the lecture's profile")
 }
 
 // labFile writes a lab JSON measured on a "server" whose constants are the
@@ -149,7 +149,7 @@ func TestCalibrateFromLabUpload(t *testing.T) {
 	eval[chromedp.Void](t, ctx, `document.getElementById("calibrate").click()`)
 	waitFor(t, ctx, `document.getElementById("calibrate-cancel") !== null`, "the calibration's progress and Cancel")
 	eval[chromedp.Void](t, ctx, `document.getElementById("calibrate-cancel").click()`)
-	waitFor(t, ctx, `document.getElementById("calibrate") !== null && servelab.getState().profile === ""`, "the cancelled calibration")
+	waitFor(t, ctx, `document.getElementById("calibrate") !== null && servelab.getState().profile === "lecture"`, "the cancelled calibration")
 	if st := eval[map[string]any](t, ctx, `servelab.getState()`); st["effc"] != 0.6 || st["effm"] != 0.85 {
 		t.Errorf("a cancelled calibration changed the assumptions: %v", st)
 	}

@@ -4,6 +4,7 @@ package play
 
 import (
 	"runtime/debug"
+	"servelab/sim"
 	"syscall/js"
 	"testing"
 )
@@ -59,6 +60,7 @@ func BenchmarkChapterJobs(b *testing.B) {
 		s, _ := ParseQuery("chapter=" + ch.ID + "&preset=" + ch.Preset)
 		b.Run(ch.ID, func(b *testing.B) {
 			defer reportCPU(b, cpuMs())
+			mem := &sim.Scratch{}
 			for b.Loop() {
 				l, d, err := LectureOf(s)
 				if err != nil {
@@ -67,14 +69,14 @@ func BenchmarkChapterJobs(b *testing.B) {
 				res, jobs := l.Interference(d)
 				for _, j := range jobs {
 					if j.Demo == ch.Demo {
-						if err := j.Run(&lectureMemory); err != nil {
+						if err := j.Run(mem); err != nil {
 							b.Fatal(err)
 						}
 					}
 				}
 				if ch.Demo == 3 {
 					for _, j := range l.Demo3Splits(res) {
-						if err := j.Run(&lectureMemory); err != nil {
+						if err := j.Run(mem); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -125,10 +123,11 @@ func TestReadTraceSlicedMatchesSetTrace(t *testing.T) {
 	}
 	ticks := 0
 	reqs, err := ReadTraceSliced("t.csv", data, func(float64) error { ticks++; return nil })
-	if _, werr := SetTrace("t.csv", data); err != nil || werr != nil || ticks == 0 {
+	ss := NewSession()
+	if _, werr := ss.SetTrace("t.csv", data); err != nil || werr != nil || ticks == 0 {
 		t.Fatalf("sliced %v, whole %v, %d ticks", err, werr, ticks)
 	}
-	if fmt.Sprint(reqs) != fmt.Sprint(userTrace.reqs) {
+	if fmt.Sprint(reqs) != fmt.Sprint(ss.trace.reqs) {
 		t.Error("the sliced trace differs from SetTrace's")
 	}
 	if _, err := ReadTraceSliced("bad.csv", []byte("arrival,prompt_len,output_len\n1,2,x\n"), func(float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad.csv line 2") {

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -15,23 +13,25 @@ import (
 func (s State) experiment() (scenario.Experiment, error) {
 	x := s.Experiment
 	x.Custom, x.Loaded = nil, nil
-	for i := range userModels {
-		if userModels[i].Name == x.Model {
-			m := userModels[i]
-			x.Custom = &m
+	if ss := s.Sess; ss != nil {
+		for i := range ss.models {
+			if ss.models[i].Name == x.Model {
+				m := ss.models[i]
+				x.Custom = &m
+			}
 		}
 	}
 	if x.Custom == nil && strings.Contains(x.Model, "(uploaded)") {
 		return x, fmt.Errorf("model %q was uploaded in another page: upload its config.json again", x.Model)
 	}
-	if p, ok := uploaded[x.Profile]; ok {
+	if p, ok := s.Sess.profileMap()[x.Profile]; ok {
 		x.Loaded = p
 	}
 	if x.Workload == scenario.Trace {
-		if userTrace.reqs == nil {
+		if s.Sess == nil || s.Sess.trace.reqs == nil {
 			return x, fmt.Errorf("the trace workload needs a trace file: upload a CSV or JSONL (arrival, prompt, output) as servelab sim --trace reads")
 		}
-		x.TraceReqs, x.TraceName = userTrace.reqs, userTrace.name
+		x.TraceReqs, x.TraceName = s.Sess.trace.reqs, s.Sess.trace.name
 	}
 	return x, nil
 }
@@ -73,6 +73,3 @@ func requests(s State, rate float64) ([]sim.Request, error) {
 	}
 	return x.RequestsAt(rate)
 }
-
-// slo is the state's objective.
-func slo(s State) sim.SLO { return s.SLO }

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // catalogueEN is every text the page shows, in English. Keys are shared

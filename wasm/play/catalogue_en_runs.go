@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // The English texts of compare mode, the KV cache, disaggregation drawn,

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // The English of the texts the simulator writes (sim.Note keys, as

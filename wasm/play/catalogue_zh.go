@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // catalogueZH is every text the page shows, in Chinese, with the lecture's

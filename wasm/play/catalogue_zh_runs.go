@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // 对比模式、KV 缓存、分离式部署的绘制、触控与上传的中文文本（issue 11），并入 catalogueZH。

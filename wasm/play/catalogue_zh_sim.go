@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // The Chinese of catalogue_en_sim.go's texts; merged into catalogueZH.

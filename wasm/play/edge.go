@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 // The lab's closed loop run by the page itself, for the edge proxy (the

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -96,11 +94,10 @@ type fakeServer struct {
 }
 
 type pending struct {
-	id      int
-	long    bool
-	left    int
-	next    float64
-	started bool
+	id   int
+	long bool
+	left int
+	next float64
 }
 
 func runLoop(t *testing.T, l *Loop, srv fakeServer, status func(id int) int) *lab.Measured {
@@ -272,12 +269,12 @@ func TestEdgeWorkloadFitsLimits(t *testing.T) {
 	// The body the loop sends for that long prompt fits the limit.
 	c := lab.DefaultConfig()
 	c.LabWorkload, c.Model = w, "some-model-name"
-	l, err := NewLoop(c)
-	if err != nil {
+	if _, err := NewLoop(c); err != nil {
 		t.Fatal(err)
 	}
 	c.Warmup = 0
-	if l, err = NewLoop(c); err != nil {
+	l, err := NewLoop(c)
+	if err != nil {
 		t.Fatal(err)
 	}
 	l.Start(0)

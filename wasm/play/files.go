@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -15,22 +13,15 @@ import (
 	"servelab/sim/results"
 )
 
-// Models and a trace uploaded in the page: they live as long as the tab
-// (a link to them names them, and says so when they are missing).
-var (
-	userModels []modelspecs.Model
-	userTrace  struct {
-		name string
-		reqs []sim.Request
+// FilesGen is how many models, profiles and traces were uploaded to the
+// session so far: a run simulated before one may differ from the same
+// settings simulated after it.
+func (ss *Session) FilesGen() int {
+	if ss == nil {
+		return 0
 	}
-)
-
-// filesGen counts uploads of models and traces: a run simulated before one
-// may differ from the same settings simulated after it.
-var filesGen int
-
-// FilesGen is how many models and traces were uploaded so far.
-func FilesGen() int { return filesGen }
+	return ss.gen
+}
 
 // IsHFConfig reports whether data looks like a Hugging Face config.json
 // (a model's shape) rather than a measured run.
@@ -44,7 +35,7 @@ func IsHFConfig(data []byte) bool {
 
 // AddModel reads a Hugging Face config.json and adds its model to the
 // model picker (replacing one of the same name); it returns the name.
-func AddModel(fileName string, data []byte) (string, error) {
+func (ss *Session) AddModel(fileName string, data []byte) (string, error) {
 	name := strings.TrimSuffix(strings.TrimSuffix(fileName, ".json"), "config")
 	name = strings.Trim(name, "-_. ")
 	m, err := modelspecs.FromHFConfig(data, "")
@@ -64,38 +55,26 @@ func AddModel(fileName string, data []byte) (string, error) {
 			m.Name += " (uploaded)" // the catalogue's own stays as it is
 		}
 	}
-	filesGen++
-	for i := range userModels {
-		if userModels[i].Name == m.Name {
-			userModels[i] = m
+	ss.gen++
+	for i := range ss.models {
+		if ss.models[i].Name == m.Name {
+			ss.models[i] = m
 			return m.Name, nil
 		}
 	}
-	userModels = append(userModels, m)
+	ss.models = append(ss.models, m)
 	return m.Name, nil
 }
 
 // ModelNames is the model picker: the catalogue, then uploaded models.
-func ModelNames() []string {
+func (ss *Session) ModelNames() []string {
 	names := modelspecs.Names()
-	for _, m := range userModels {
-		names = append(names, m.Name)
-	}
-	return names
-}
-
-// model finds a model by name among the catalogue and the uploads.
-func model(name string) (modelspecs.Model, error) {
-	for _, m := range userModels {
-		if m.Name == name {
-			return m, nil
+	if ss != nil {
+		for _, m := range ss.models {
+			names = append(names, m.Name)
 		}
 	}
-	m, err := modelspecs.Get(name)
-	if err != nil && strings.Contains(name, "(uploaded)") {
-		return m, fmt.Errorf("model %q was uploaded in another page: upload its config.json again", name)
-	}
-	return m, err
+	return names
 }
 
 // IsTrace reports whether a file should be read as a request trace: a
@@ -121,7 +100,7 @@ func IsTrace(name string, data []byte) bool {
 
 // SetTrace reads a trace file as the CLI's --trace does and makes it the
 // page's "trace" workload; it returns how many requests it holds.
-func SetTrace(name string, data []byte) (int, error) {
+func (ss *Session) SetTrace(name string, data []byte) (int, error) {
 	reqs, err := results.ReadTrace(name, data, 0, nil)
 	if err != nil {
 		return 0, err
@@ -129,19 +108,24 @@ func SetTrace(name string, data []byte) (int, error) {
 	if len(reqs) == 0 {
 		return 0, fmt.Errorf("%s holds no requests", name)
 	}
-	return UseTrace(name, reqs), nil
+	return ss.UseTrace(name, reqs), nil
 }
 
 // UseTrace makes reqs, read from the file name, the page's "trace"
 // workload; it returns how many requests it holds.
-func UseTrace(name string, reqs []sim.Request) int {
-	userTrace.name, userTrace.reqs = name, reqs
-	filesGen++
+func (ss *Session) UseTrace(name string, reqs []sim.Request) int {
+	ss.trace.name, ss.trace.reqs = name, reqs
+	ss.gen++
 	return len(reqs)
 }
 
 // TraceName is the uploaded trace's file name ("" if none).
-func TraceName() string { return userTrace.name }
+func (ss *Session) TraceName() string {
+	if ss == nil {
+		return ""
+	}
+	return ss.trace.name
+}
 
 // labelPolicy reads a scheduler from a run's label or file name, as the
 // lab's --label names it ("unchunked", "chunked-512", "prefill-first"...).

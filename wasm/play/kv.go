@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -159,7 +157,7 @@ func BestSplit(s State, gpus int, yield func() error) (SplitResult, error) {
 	}
 	c := *b.Cluster
 	c.Prefill, c.Decode = 1, 1
-	gPre, gDec, err := sim.PhaseGoodputs(c, wl, slo(s), 0.9, 400, 400)
+	gPre, gDec, err := sim.PhaseGoodputs(c, wl, s.SLO, 0.9, 400, 400)
 	if err != nil {
 		return SplitResult{}, err
 	}

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -54,13 +52,9 @@ func LectureOf(s State) (lecture.Lecture, lecture.Demos, error) {
 	if err != nil {
 		return lecture.Lecture{}, lecture.Demos{}, err
 	}
-	l := lecture.Lecture{Step: step, N: s.Requests, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
-	if _, err := sim.Poisson(l.N, 1, l.Prompt, l.Output, l.Seed); err != nil {
-		return lecture.Lecture{}, lecture.Demos{}, err
-	}
-	d := lecture.Defaults(slo(s))
-	d.Batch, d.Context, d.Rate4 = s.Probe.Batch, s.Probe.Context, s.Rate
-	return l, d, nil
+	l, d, err := lecture.Of(&s.Experiment, step)
+	d.Rate4 = s.Rate
+	return l, d, err
 }
 
 // LectureKey is what a chapter's table depends on: when it is unchanged,
@@ -68,7 +62,7 @@ func LectureOf(s State) (lecture.Lecture, lecture.Demos, error) {
 // may replace the model of the same name).
 func LectureKey(s State) string {
 	x := &s.Experiment
-	return fmt.Sprintf("%s|%s|%s|%d|%g|%g|%g|%b|%d|%d|%d|%d|%d|%v|%v|%g|%v|%d|%v", x.Model, x.GPU, x.Profile, FilesGen(),
+	return fmt.Sprintf("%s|%s|%s|%d|%g|%g|%g|%b|%d|%d|%d|%d|%d|%v|%v|%g|%v|%d|%v", x.Model, x.GPU, x.Profile, s.Sess.FilesGen(),
 		x.EffCompute, x.EffMem, x.Overhead, x.Typed, x.TP, x.Requests, x.Prompt, x.Output, x.Seed, x.Probe, x.SLO, x.Rate,
 		x.Lab, x.Budget, x.ExcludeDecodes)
 }
@@ -102,10 +96,11 @@ func RunLecture(s State, c *LectureCache) (*lecture.Interference, error) {
 // It is bounded: past its size the oldest entries go.
 type LectureCache struct {
 	jobs  map[jobKey]any
-	order []jobKey  // oldest first
-	labs  []*SimRun // oldest first
-	keys  []string  // labs[i]'s labKey
-	Hits  int       // jobs and lab sides answered from the cache (for tests and notes)
+	order []jobKey    // oldest first
+	labs  []*SimRun   // oldest first
+	keys  []string    // labs[i]'s labKey
+	Hits  int         // jobs and lab sides answered from the cache (for tests and notes)
+	mem   sim.Scratch // what the jobs, run one at a time, reuse
 }
 
 // Sizes of the cache: a job's result is a row (its key, with the step
@@ -128,15 +123,18 @@ type jobKey struct {
 // runs it and keeps its result; it reports whether the cache answered.
 // A nil cache only runs the job; a failed job is not kept.
 func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
-	if c == nil || j.Key.Kind == "" {
-		return false, j.Run(&lectureMemory)
+	if c == nil {
+		return false, j.Run(&sim.Scratch{})
+	}
+	if j.Key.Kind == "" {
+		return false, j.Run(&c.mem)
 	}
 	k := jobKey{l, j.Key}
 	if v, ok := c.jobs[k]; ok && setSlot(j.Out, v) {
 		c.Hits++
 		return true, nil
 	}
-	if err := j.Run(&lectureMemory); err != nil {
+	if err := j.Run(&c.mem); err != nil {
 		return false, err
 	}
 	v, ok := slotValue(j.Out)
@@ -251,7 +249,7 @@ func labKey(x State) string {
 	if k.Policy != scenario.Chunked {
 		k.Budget, k.ExcludeDecodes = 0, false
 	}
-	return k.Query() + "&files=" + strconv.Itoa(FilesGen())
+	return k.Query() + "&files=" + strconv.Itoa(x.Sess.FilesGen())
 }
 
 // LabCached is the lab side for s that have or the cache already holds (nil if none).

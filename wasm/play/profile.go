@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -17,12 +15,9 @@ import (
 // sliders effc, effm and ovh hold its eff_compute, eff_mem and overhead
 // for the chosen GPU until the user moves them.
 
-// uploaded holds the profiles this page loaded or calibrated, by name.
-var uploaded = map[string]*sim.Profile{}
-
 // AddProfile makes p pickable by its name (replacing one of that name);
 // the built-in names cannot be replaced.
-func AddProfile(p *sim.Profile) error {
+func (ss *Session) AddProfile(p *sim.Profile) error {
 	if p == nil || strings.TrimSpace(p.Name) == "" {
 		return fmt.Errorf("profile: name missing")
 	}
@@ -31,15 +26,19 @@ func AddProfile(p *sim.Profile) error {
 			return fmt.Errorf("profile %q: that name is built in; rename the profile in its file", p.Name)
 		}
 	}
-	uploaded[p.Name] = p
+	if ss.profiles == nil {
+		ss.profiles = map[string]*sim.Profile{}
+	}
+	ss.profiles[p.Name] = p
+	ss.gen++
 	return nil
 }
 
 // ProfileChoices lists the built-in profiles, then the page's own, sorted.
-func ProfileChoices() []string {
+func (ss *Session) ProfileChoices() []string {
 	out := sim.ProfileNames()
 	var own []string
-	for n := range uploaded {
+	for n := range ss.profileMap() {
 		own = append(own, n)
 	}
 	sort.Strings(own)
@@ -47,11 +46,11 @@ func ProfileChoices() []string {
 }
 
 // ProfileByName is a built-in or page-loaded profile.
-func ProfileByName(name string) (*sim.Profile, error) {
+func (ss *Session) ProfileByName(name string) (*sim.Profile, error) {
 	if name == "" {
 		name = sim.DefaultProfile
 	}
-	if p, ok := uploaded[name]; ok {
+	if p, ok := ss.profileMap()[name]; ok {
 		return p, nil
 	}
 	return sim.BuiltinProfile(name)
@@ -66,7 +65,7 @@ func ApplyProfile(s *State) { s.FillAssumptions() }
 // assumptions.
 func (s State) ActiveProfile() (*sim.Profile, error) {
 	x := s.Experiment
-	x.Loaded = uploaded[x.Profile]
+	x.Loaded = s.Sess.profileMap()[x.Profile]
 	return x.ActiveProfile()
 }
 

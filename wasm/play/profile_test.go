@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -80,14 +78,16 @@ func TestAddProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := AddProfile(mine); err == nil {
+	ss := NewSession()
+	if err := ss.AddProfile(mine); err == nil {
 		t.Errorf("a profile named lecture replaced the built-in one")
 	}
 	mine.Name = "mine"
-	if err := AddProfile(mine); err != nil {
+	if err := ss.AddProfile(mine); err != nil {
 		t.Fatal(err)
 	}
 	s := DefaultState()
+	s.Sess = ss
 	if n := s.Set("profile", "mine"); n != "" {
 		t.Fatal(n)
 	}

@@ -1,5 +1,3 @@
-//go:build js && wasm
-
 package play
 
 import (
@@ -145,7 +143,7 @@ func start(s State, tokens bool) (*Job, error) {
 		}
 		// Each lab step carries at most one item per stream and long prompt.
 		cfg.Limits.MaxIterations = min(MaxIterations, MaxTraceItems/(w.ShortConcurrency+w.LongCount))
-		buf := takeBuffers()
+		buf := s.Sess.takeBuffers()
 		l, err := sim.NewLab(cfg, w, buf.arrivals)
 		if err != nil {
 			return nil, err
@@ -200,7 +198,7 @@ func start(s State, tokens bool) (*Job, error) {
 			return nil, err
 		}
 		e.SettleLazily() // the tracer reads only the steps, then the results
-		buf := takeBuffers()
+		buf := s.Sess.takeBuffers()
 		e.UseMemory(buf.mem, len(reqs)) // its sequences and results: the run's until recycled
 		for _, q := range reqs {
 			_ = e.Submit(q) // a rejection is recorded in the result
@@ -295,7 +293,7 @@ func (j *Job) Abandon() {
 		return
 	}
 	t := j.tr
-	pool = append(pool, buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals, mem: t.buf.mem})
+	t.r.State.Sess.giveBack(buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals, mem: t.buf.mem})
 	j.tr, j.done = nil, true
 }
 
@@ -376,15 +374,17 @@ func (t *tracer) end() {
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
 	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
-	r.recycle = func() { pool = append(pool, r.buf) }
+	r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 }
 
 // takeBuffers takes the arrays of a run no longer shown, if there is one:
 // allocating (and collecting) megabytes per slider move is most of the cost.
-func takeBuffers() buffers {
+func (ss *Session) takeBuffers() buffers {
 	var buf buffers
-	if n := len(pool); n > 0 {
-		buf, pool = pool[n-1], pool[:n-1]
+	if ss != nil {
+		if n := len(ss.pool); n > 0 {
+			buf, ss.pool = ss.pool[n-1], ss.pool[:n-1]
+		}
 	}
 	if buf.mem == nil {
 		buf.mem = &sim.Scratch{}
@@ -436,14 +436,6 @@ type buffers struct {
 	// the run's results live in it until the run is recycled.
 	mem *sim.Scratch
 }
-
-// lectureMemory is what the chapters' table jobs, run one at a time on the
-// Update goroutine, reuse from one run to the next.
-var lectureMemory sim.Scratch
-
-// pool holds the arrays of runs no longer shown (two in compare mode).
-// Only the Update goroutine simulates, so it needs no lock.
-var pool []buffers
 
 // Recycle hands the run's arrays to the next simulation; call it when the
 // run is no longer shown.
@@ -662,7 +654,7 @@ func (r *SimRun) Figures() Figures {
 // runSLO is the SLO a run is judged on: a prefill-only instance on TTFT
 // alone and a decode-only one on TPOT alone, as the lecture's demo 3
 // judges them (each phase's other latency happens elsewhere).
-func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, slo(s)) }
+func runSLO(s State) sim.SLO { return lecture.Demo3SLO(s.Policy, s.SLO) }
 
 // OneGPUColocated reports whether policy runs prefill and decode on one
 // GPU (what the lab's closed loop and a lab server are).
@@ -689,7 +681,7 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 		}
 		rs = co.Results
 	} else {
-		out, err := sim.RunOn(b.Config, reqs, &sweepMem)
+		out, err := sim.RunOn(b.Config, reqs, s.Sess.sweepMemory())
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -697,10 +689,6 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	}
 	return sim.Summarize(rs), sim.Attainment(rs, runSLO(s)), nil
 }
-
-// sweepMem is the memory AttainmentAt's runs reuse, one after another (each
-// is read before the next starts; the page runs one at a time).
-var sweepMem sim.Scratch
 
 // Goodput is the state's goodput: the highest rate up to hi whose SLO
 // attainment reaches 90% in AttainmentAt's experiment, found by the CLI's

@@ -1,12 +1,13 @@
-//go:build js && wasm
-
 package play
 
 import (
 	"cmp"
 	"errors"
+	"math"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -352,4 +353,43 @@ func TestLongJobEndsInSlicesOfItsOwn(t *testing.T) {
 	}
 	whole.Recycle()
 	got.Recycle()
+}
+
+// An FP8 config.json uploaded in the page is priced at one byte per
+// weight, as `servelab step --model-config` prices it (4.34 ms for the
+// decode step of 32 at context 700 on an H100, not bf16's 7.67 ms).
+func TestUploadedFP8ModelIsPricedAsTheCLIPricesIt(t *testing.T) {
+	data, err := os.ReadFile("../../cmd/servelab/testdata/corpus-inputs/llama31_8b_fp8.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultState()
+	s.Sess = NewSession()
+	name, err := s.Sess.AddModel("llama31_8b_fp8.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Set("model", name); n != "" {
+		t.Fatal(n)
+	}
+	step, err := stepModel(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := step.Decode(32, 32*700).Seconds * 1e3; math.Abs(got-4.34) > 0.005 {
+		t.Errorf("the FP8 model's decode step is %.3f ms, want the CLI's 4.34", got)
+	}
+}
+
+// A 70B model does not fit one H100: the page refuses it as the CLI does,
+// ideal engine or not, and names the tensor-parallel degree that fits.
+func TestSeventyBillionNeedsTPInThePage(t *testing.T) {
+	s, _ := ParseQuery("model=Llama-3.1-70B&ideal=1")
+	if _, err := Simulate(s); err == nil || !strings.Contains(err.Error(), "--tp") {
+		t.Errorf("70B on one H100: %v; want a refusal naming --tp", err)
+	}
+	s, _ = ParseQuery("model=Llama-3.1-70B&ideal=1&tp=4&n=50")
+	if _, err := Simulate(s); err != nil {
+		t.Errorf("70B at tp 4: %v", err)
+	}
 }

@@ -1,9 +1,11 @@
-//go:build js && wasm
-
 // Package play is the playground's model, apart from the page: the settings
 // (State: the experiment, the view, the URL and presets), the simulation the
 // view draws (Simulate) and the measured runs laid over it. It has no DOM and
-// no canvas, so its tests run under node, the same wasm runtime as the browser.
+// no canvas: it builds and tests natively, and under node, the same wasm
+// runtime as the browser.
+//
+// It imports sim and its sub-packages and the catalogues; the page (wasm)
+// imports it, and the CLI's tests do, to check the page runs what the CLI runs.
 package play
 
 import (
@@ -27,6 +29,9 @@ type State struct {
 	// Lang is the language of the notes Set returns ("" is English); it
 	// is the page's, not part of the simulation or its query.
 	Lang string
+	// Sess is the page's session: what it uploaded and the memory its runs
+	// reuse (nil: nothing uploaded, nothing reused).
+	Sess *Session
 }
 
 // View is where the timeline looks: from T0, Span seconds wide, the
@@ -92,24 +97,24 @@ func (s *State) noteText(n *scenario.Note) string {
 func (s *State) pick(x *scenario.Experiment, key, v string) (*scenario.Note, bool) {
 	switch key {
 	case "model":
-		for _, n := range ModelNames() {
+		for _, n := range s.Sess.ModelNames() {
 			if strings.EqualFold(n, strings.TrimSpace(v)) {
 				x.Model = n
 				return nil, true
 			}
 		}
 		k, _ := scenario.KnobByURL("model")
-		return &scenario.Note{Key: scenario.NoteChoice, Knob: k, Args: []string{v, strings.Join(ModelNames(), ", "), x.Model}}, true
+		return &scenario.Note{Key: scenario.NoteChoice, Knob: k, Args: []string{v, strings.Join(s.Sess.ModelNames(), ", "), x.Model}}, true
 	case "profile":
-		for _, n := range ProfileChoices() {
+		for _, n := range s.Sess.ProfileChoices() {
 			if strings.EqualFold(n, strings.TrimSpace(v)) {
 				x.Profile = n
-				x.Loaded = uploaded[n]
+				x.Loaded = s.Sess.profileMap()[n]
 				x.FillAssumptions()
 				return nil, true
 			}
 		}
-		return &scenario.Note{Key: "noprofile", Args: []string{v, strings.Join(ProfileChoices(), ", ")}}, true
+		return &scenario.Note{Key: "noprofile", Args: []string{v, strings.Join(s.Sess.ProfileChoices(), ", ")}}, true
 	}
 	return nil, false
 }

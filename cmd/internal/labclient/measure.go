@@ -393,7 +393,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	progressDone := make(chan struct{})
 	go m.progress(runCtx, progressDone)
 
-	inject := o.InjectAfter
+	var inject float64 // when the long prompt went (or the run stopped before it)
 	injected := false
 	select {
 	case <-time.After(time.Until(injectAt)):
