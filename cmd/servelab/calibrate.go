@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/sim"
 	"servelab/sim/calibrate"
 )
@@ -72,7 +73,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*out, data, 0o644); err != nil {
+		if err := atomicfile.WriteFile(*out, data, 0o644); err != nil {
 			return fmt.Errorf("-o: %w", err)
 		}
 	}
