@@ -33,6 +33,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("calibrate needs one or more measured files")
 	}
+	limitMemory()
 	step, err := ef.stepModel()
 	if err != nil {
 		return err

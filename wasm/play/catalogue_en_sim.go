@@ -55,6 +55,8 @@ var simEN = map[string]string{
 	"sim.meas.notokens":         "%s: the run recorded no tokens (%s)",
 	"sim.meas.notjson":          "%s is not JSON, nor JSON Lines: %v",
 	"sim.meas.neither":          "%s is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: %v",
+	"sim.budget.open":           "the workload (%s) keeps %d requests and %.3g output tokens, about %.1f GB, over the %.1f GB a run may use: lower them",
+	"sim.budget.lab":            "this lab run (%d streams for %g s) could make about %.3g requests and %.3g output tokens on this model and GPU, about %.1f GB, over the %.1f GB a run may use: lower %s",
 	"sim.cal.err.notokens":      "%s: the run recorded no tokens (%s)",
 	"sim.cal.err.noquiet":       "%s: no gaps before the injection (the quiet window) to calibrate against",
 	"sim.cal.err.bench":         "%s: needs itls, input_lens, output_lens and duration to calibrate against",

@@ -50,6 +50,8 @@ var simZH = map[string]string{
 	"sim.meas.notokens":         "%s：这次运行没有记录到任何 token（%s）",
 	"sim.meas.notjson":          "%s 既不是 JSON，也不是 JSON Lines：%v",
 	"sim.meas.neither":          "%s 既不是实验 JSON（需要 \"summary\" 和 \"gaps\"），也不是基准测试工具的结果：%v",
+	"sim.budget.open":           "这个负载（%s）要保留 %d 个请求和 %.3g 个输出 token，约 %.1f GB，超过一次运行可用的 %.1f GB：请调低它们",
+	"sim.budget.lab":            "这次 lab 运行（%d 路流，持续 %g 秒）在这个模型和 GPU 上可能产生约 %.3g 个请求和 %.3g 个输出 token，约 %.1f GB，超过一次运行可用的 %.1f GB：请调低 %s",
 	"sim.cal.err.notokens":      "%s：这次运行没有记录到任何 token（%s）",
 	"sim.cal.err.noquiet":       "%s：注入之前没有间隔（安静期），无法据此校准",
 	"sim.cal.err.bench":         "%s：校准需要 itls、input_lens、output_lens 和 duration",
