@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
+	"strings"
 )
 
 type llmperfRow struct {
@@ -70,10 +72,17 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err
 	}
+	// llmperf writes a figure it could not compute as NaN (the literal,
+	// read as null, or the string): not available, and said so below.
+	var nan []string
 	num := func(k string) (float64, bool) {
 		var f flexNum
-		if v, ok := obj[k]; ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) {
+		v, ok := obj[k]
+		if ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) && !math.IsNaN(f.V) {
 			return f.V, true
+		}
+		if ok && (string(v) == "null" || f.OK && math.IsNaN(f.V)) {
+			nan = append(nan, k)
 		}
 		return 0, false
 	}
@@ -108,6 +117,10 @@ func readLLMPerfSummary(data []byte) ([]*BenchRun, error) {
 	}
 	b.Model = model
 	b.cannot("bench.llmperf.aggregate", "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it")
+	if len(nan) > 0 {
+		sort.Strings(nan)
+		b.cannot("bench.llmperf.nan", "%s: the file gives NaN (not available)", strings.Join(nan, ", "))
+	}
 	b.cannot("bench.llmperf.itlsummary", "llmperf's inter_token_latency_s includes the TTFT and is not compared")
 	return []*BenchRun{b}, nil
 }

@@ -28,6 +28,7 @@ var simEN = map[string]string{
 	"sim.bench.llmperf.load":       "the load asked for and the tool's own percentiles: they are in *_summary.json beside this file",
 	"sim.bench.llmperf.tokens":     "output tokens are llmperf's re-tokenized count of the text (a Llama tokenizer), not the server's",
 	"sim.bench.llmperf.aggregate":  "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it",
+	"sim.bench.llmperf.nan":        "%s: the file gives NaN (not available)",
 	"sim.bench.llmperf.itlsummary": "llmperf's inter_token_latency_s includes the TTFT and is not compared",
 	"sim.bench.nv.aggregate":       "per-request data: this is the aggregate; the requests are in profile_export.json(l) beside it",
 	"sim.bench.sglang.itl":         "SGLang's native backend spreads a chunk's gap over its tokens (itl already per token); its OpenAI backends keep one gap per chunk",

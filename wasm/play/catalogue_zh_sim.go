@@ -23,6 +23,7 @@ var simZH = map[string]string{
 	"sim.bench.llmperf.load":       "要求的负载和工具自己算的百分位数：它们在本文件旁边的 *_summary.json 里",
 	"sim.bench.llmperf.tokens":     "输出 token 数是 llmperf 对文本重新分词的计数（Llama 分词器），不是服务器给的",
 	"sim.bench.llmperf.aggregate":  "逐请求数据：这是汇总文件；请求在旁边的 *_individual_responses.json 里",
+	"sim.bench.llmperf.nan":        "%s：文件里是 NaN（无法给出）",
 	"sim.bench.llmperf.itlsummary": "llmperf 的 inter_token_latency_s 含 TTFT，不作比较",
 	"sim.bench.nv.aggregate":       "逐请求数据：这是汇总文件；请求在旁边的 profile_export.json(l) 里",
 	"sim.bench.sglang.itl":         "SGLang 的原生后端把一个块的间隔分摊到它的各个 token（itl 已经按 token 计）；它的 OpenAI 后端每块只记一个间隔",
