@@ -3,6 +3,7 @@ package modelspecs
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -46,9 +47,16 @@ type hfConfig struct {
 
 // FromHFConfig builds a Model from the bytes of a Hugging Face config.json.
 // name is used when the file does not carry one.
+// Keys match exactly, as transformers reads them: encoding/json alone would
+// take "Num_Hidden_Layers" (or a second spelling after the first) for
+// num_hidden_layers.
 func FromHFConfig(data []byte, name string) (Model, error) {
+	exact, err := exactKeys(data, reflect.TypeFor[hfConfig]())
+	if err != nil {
+		return Model{}, fmt.Errorf("config.json: %w", err)
+	}
 	var c hfConfig
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := json.Unmarshal(exact, &c); err != nil {
 		return Model{}, fmt.Errorf("config.json: %w", err)
 	}
 	if c.Layers == 0 {
@@ -126,4 +134,40 @@ func FromHFConfig(data []byte, name string) (Model, error) {
 		return Model{}, fmt.Errorf("config.json: %w", err)
 	}
 	return m, nil
+}
+
+// exactKeys returns the JSON object data with only the keys that are, in
+// exactly that spelling, a json tag of struct type t, nested objects of
+// struct fields filtered the same way, or an error when data is not a
+// JSON object.
+func exactKeys(data []byte, t reflect.Type) ([]byte, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("want a JSON object, got null")
+	}
+	out := map[string]json.RawMessage{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		v, ok := raw[key]
+		if key == "" || !ok {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && string(v) != "null" {
+			nested, err := exactKeys(v, ft)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			v = nested
+		}
+		out[key] = v
+	}
+	return json.Marshal(out)
 }

@@ -18,8 +18,10 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"servelab/hwspecs"
@@ -152,6 +154,11 @@ func BuiltinProfile(name string) (*Profile, error) {
 
 // ParseProfile reads a profile JSON, refusing unknown keys, unknown
 // constants, out-of-range values and GPUs not in the catalogue, naming each.
+//
+// It also refuses what follows the profile's object (trailing garbage),
+// two GPU entries that name one GPU (hwspecs matches names in any case, so
+// which applied would depend on map order), and control characters in its
+// texts (an ANSI escape in a source would drive the terminal it is printed on).
 func ParseProfile(data []byte) (*Profile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -159,8 +166,14 @@ func ParseProfile(data []byte) (*Profile, error) {
 	if err := dec.Decode(p); err != nil {
 		return nil, fmt.Errorf("profile JSON: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("profile JSON: something follows the profile's object at byte %d", dec.InputOffset())
+	}
 	if strings.TrimSpace(p.Name) == "" {
 		return nil, fmt.Errorf("profile: name missing")
+	}
+	if err := p.checkTexts(); err != nil {
+		return nil, err
 	}
 	if err := checkConstants("constants", p.Constants); err != nil {
 		return nil, err
@@ -170,15 +183,52 @@ func ParseProfile(data []byte) (*Profile, error) {
 			return nil, fmt.Errorf("profile calibrates: unknown constant %q; valid: %s", n, constantNames())
 		}
 	}
-	for g, fit := range p.GPUs {
-		if _, err := hwspecs.Get(g); err != nil {
+	names := make([]string, 0, len(p.GPUs))
+	for g := range p.GPUs {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	seen := map[string]string{} // the catalogue's name -> the entry's
+	for _, g := range names {
+		h, err := hwspecs.Get(g)
+		if err != nil {
 			return nil, fmt.Errorf("profile gpus.%s: %w", g, err)
 		}
-		if err := checkConstants("gpus."+g+".constants", fit.Constants); err != nil {
+		if other, ok := seen[h.Name]; ok {
+			return nil, fmt.Errorf("profile gpus: %q and %q both name %s: keep one entry", other, g, h.Name)
+		}
+		seen[h.Name] = g
+		if err := checkConstants("gpus."+g+".constants", p.GPUs[g].Constants); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// checkTexts returns an error naming the first text of the profile that
+// holds a control character (tab and newline allowed), nil otherwise.
+func (p *Profile) checkTexts() error {
+	texts := [][2]string{{"name", p.Name}, {"title", p.Title}, {"description", p.Description}, {"unfitted_note", p.Unfitted}}
+	for n, c := range p.Constants {
+		texts = append(texts, [2]string{"constants." + n, n}, [2]string{"constants." + n + ".source", c.Source})
+	}
+	for g, fit := range p.GPUs {
+		texts = append(texts, [2]string{"gpus", g}, [2]string{"gpus." + g + ".note", fit.Note})
+		for i, pt := range fit.Points {
+			texts = append(texts, [2]string{fmt.Sprintf("gpus.%s.points[%d]", g, i), pt})
+		}
+		for n, c := range fit.Constants {
+			texts = append(texts, [2]string{"gpus." + g + ".constants." + n, n}, [2]string{"gpus." + g + ".constants." + n + ".source", c.Source})
+		}
+	}
+	for _, t := range texts {
+		for _, r := range t[1] {
+			if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r <= 0x9f) {
+				return fmt.Errorf("profile %s: holds the control character %U (profile texts are printed on terminals)", strconv.Quote(t[0]), r)
+			}
+		}
+	}
+	return nil
 }
 
 func checkConstants(where string, cs map[string]Constant) error {

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/sim"
 	"servelab/sim/calibrate"
+	"servelab/sim/lab"
 	"servelab/sim/results"
 )
 
@@ -20,6 +22,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.Var(fs.Lookup("profile").Value, "base", "the profile whose physics the fit stays within and whose other constants it keeps (lecture, vllm or a file); same as --profile")
 	out := fs.String("o", "", "write the calibrated profile to this file (then: servelab sim --profile FILE)")
 	free := fs.String("constants", "", "constants to fit, comma-separated (default: the base profile's calibrates list, or eff_compute,eff_mem,overhead)")
+	tokensPerWord := addTokensPerWord(fs)
 	asJSON := fs.Bool("json", false, "print JSON: the fitted constants under the flags' names (eff_compute, eff_mem, overhead), figures, residuals")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -29,6 +32,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("calibrate needs one or more measured files")
 	}
+	limitMemory()
 	step, err := ef.stepModel()
 	if err != nil {
 		return err
@@ -39,7 +43,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	var evidence []calibrate.Evidence
 	for _, p := range files {
-		ev, err := readEvidence(cfg, p)
+		ev, err := readEvidence(cfg, p, *tokensPerWord)
 		if err != nil {
 			return err
 		}
@@ -69,7 +73,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*out, data, 0o644); err != nil {
+		if err := atomicfile.WriteFile(*out, data, 0o644); err != nil {
 			return fmt.Errorf("-o: %w", err)
 		}
 	}
@@ -125,11 +129,15 @@ func constantText(name string, v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// readEvidence reads a measured-JSON file (run.py, servelab measure) or a
-// vLLM bench result and turns it into calibration evidence.
-func readEvidence(cfg sim.Config, path string) (calibrate.Evidence, error) {
+// readEvidence reads a measured-JSON file (run.py, servelab measure), its
+// prompt lengths turned from words into tokens at tokensPerWord, or a vLLM
+// bench result (in tokens already) and returns it as calibration evidence.
+func readEvidence(cfg sim.Config, path string, tokensPerWord float64) (calibrate.Evidence, error) {
 	m, err := readMeasuredFile(path)
 	if err == nil {
+		if m.Config.LabWorkload, err = lab.InTokens(m.Config.LabWorkload, tokensPerWord); err != nil {
+			return calibrate.Evidence{}, fmt.Errorf("--tokens-per-word: %w", err)
+		}
 		return calibrate.LabEvidence(cfg, m, path)
 	}
 	if !strings.Contains(err.Error(), "summary: missing") {

@@ -192,6 +192,27 @@ func TestRunsOverTheMemoryBudgetAreRefused(t *testing.T) {
 	if code, _, errs := cli(t, "sim", "--like", big, "--ideal"); code == 0 || !strings.Contains(errs, "config.duration or config.short_concurrency in "+big) {
 		t.Errorf("--like a 4096-stream hour: exit %d, stderr %q", code, errs)
 	}
+	// calibrate holds a measured file's config to the same budget (the
+	// issue's 21 KB file: 1024 streams x 100,000 tokens x 3600 s was an OOM).
+	huge := filepath.Join(dir, "huge.json")
+	cfg = lab.DefaultConfig()
+	cfg.ShortConcurrency, cfg.ShortOutputLen, cfg.Duration = 1024, 100000, 3600
+	m := &lab.Measured{Config: cfg, Summary: lab.Summary{Label: "huge", ShortConcurrency: 1024, ITLQuietP50: 0.01, WorstGap: 0.5, LongTTFT: 0.4}}
+	for i := range 200 {
+		m.Gaps = append(m.Gaps, lab.Gap{TRelInject: -2 + float64(i)/100, Gap: 0.01})
+	}
+	buf.Reset()
+	if err := lab.Write(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(huge, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"calibrate", huge}, {"sim", "--like", huge}} {
+		if code, _, errs := cli(t, args...); code == 0 || !strings.Contains(errs, "GB a run may use: lower config.duration or config.short_concurrency in "+huge) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
 }
 
 func TestEverySubcommandHasHelp(t *testing.T) {

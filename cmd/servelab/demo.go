@@ -172,6 +172,9 @@ func printInterference(w io.Writer, r *lecture.Interference) {
 		{"decode-only", "1", fmt.Sprintf("%.1f", d.Decode), "-"},
 	}
 	for _, s := range d.Splits {
+		if s.Prefill+s.Decode == 0 {
+			continue // no best split: no rate meets the objectives
+		}
 		rows = append(rows, []string{fmt.Sprintf("%d prefill + %d decode", s.Prefill, s.Decode), fmt.Sprint(s.Prefill + s.Decode),
 			fmt.Sprintf("%.1f", s.Total), fmt.Sprintf("%.1f", s.PerGPU)})
 	}
@@ -179,16 +182,26 @@ func printInterference(w io.Writer, r *lecture.Interference) {
 	fmt.Fprintf(w, "\nThe same splits fully simulated (least-loaded router, KV moved over the GPU's %s link):\n\n", r.GPU)
 	rows = rows[:0]
 	for _, s := range d.Simulated {
+		vs := "-"
+		if d.Colocated > 0 {
+			vs = fmt.Sprintf("%.1fx", s.PerGPU/d.Colocated)
+		}
 		rows = append(rows, []string{fmt.Sprintf("%d prefill + %d decode", s.Prefill, s.Decode), fmt.Sprint(s.Prefill + s.Decode),
-			fmt.Sprintf("%.1f", s.Total), fmt.Sprintf("%.1f", s.PerGPU), fmt.Sprintf("%.1fx", s.PerGPU/d.Colocated)})
+			fmt.Sprintf("%.1f", s.Total), fmt.Sprintf("%.1f", s.PerGPU), vs})
 	}
 	table(w, []string{"configuration", "GPUs", "goodput (req/s)", "per GPU", "vs colocated"}, rows)
-	observe(w,
-		fmt.Sprintf("Colocated, the stricter objective limits goodput to %.1f req/s per GPU.", d.Colocated),
-		fmt.Sprintf("Split, each phase meets only its own objective: one prefill GPU sustains %.1f req/s, one decode GPU %.1f.", d.Prefill, d.Decode),
-		fmt.Sprintf("The best ratio (%d prefill : %d decode) gives %.1f req/s per GPU, %.1fx colocated. (DistServe's paper reports 2.1x for OPT-13B on A100.)",
-			d.Best.Prefill, d.Best.Decode, d.Best.PerGPU, d.Advantage),
-		"The arithmetic assumes perfect balancing and free KV transfer; the simulation pays for both, and pooling requests over several prefill instances can even beat it.")
+	if d.Best.Total == 0 {
+		observe(w,
+			fmt.Sprintf("No rate meets these objectives: one prefill GPU sustains %.1f req/s within them, one decode GPU %.1f, so no split has a goodput (and colocated %.1f).", d.Prefill, d.Decode, d.Colocated),
+			"Relax --ttft-slo or --tpot-slo to compare the splits.")
+	} else {
+		observe(w,
+			fmt.Sprintf("Colocated, the stricter objective limits goodput to %.1f req/s per GPU.", d.Colocated),
+			fmt.Sprintf("Split, each phase meets only its own objective: one prefill GPU sustains %.1f req/s, one decode GPU %.1f.", d.Prefill, d.Decode),
+			fmt.Sprintf("The best ratio (%d prefill : %d decode) gives %.1f req/s per GPU, %.1fx colocated. (DistServe's paper reports 2.1x for OPT-13B on A100.)",
+				d.Best.Prefill, d.Best.Decode, d.Best.PerGPU, d.Advantage),
+			"The arithmetic assumes perfect balancing and free KV transfer; the simulation pays for both, and pooling requests over several prefill instances can even beat it.")
+	}
 
 	fmt.Fprintf(w, "\nDemo 4 — chunked prefill at %g req/s: each step carries every decode plus a prefill chunk of at most the budget\n\n", r.Config.Rate4)
 	rows = make([][]string, len(r.Demo4))

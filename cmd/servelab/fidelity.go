@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/hwspecs"
 	"servelab/modelspecs"
 	"servelab/sim"
@@ -392,7 +393,7 @@ func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string,
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(write, data, 0o644)
+		return atomicfile.WriteFile(write, data, 0o644)
 	}
 	return nil
 }

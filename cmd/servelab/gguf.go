@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/cmd/internal/gguf"
 )
 
@@ -35,22 +36,8 @@ func runGGUF(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// Write beside the target and rename, so a half-written model is never loaded.
-	tmp := *out + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := gguf.Write(f, d); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, *out); err != nil {
+	// Written beside the target and renamed, so a half-written model is never loaded.
+	if err := atomicfile.Write(*out, 0o644, func(w io.Writer) error { return gguf.Write(w, d) }); err != nil {
 		return err
 	}
 	if *hf != "" {
@@ -58,7 +45,7 @@ func runGGUF(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*hf, b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(*hf, b, 0o644); err != nil {
 			return fmt.Errorf("--hf-config: %w", err)
 		}
 	}

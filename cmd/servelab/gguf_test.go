@@ -56,3 +56,29 @@ func TestGGUFRejectsBadShapes(t *testing.T) {
 		t.Errorf("a refused shape left files: %v", files)
 	}
 }
+
+// -o and --hf-config through symlinks write the links' targets and keep the links.
+func TestGGUFKeepsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"tiny.gguf", "config.json"} {
+		if err := os.WriteFile(filepath.Join(dir, "real-"+n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("real-"+n, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := cli(t, "gguf", "-o", filepath.Join(dir, "tiny.gguf"), "--hf-config", filepath.Join(dir, "config.json"),
+		"--hidden", "64", "--heads", "2", "--kv-heads", "1", "--layers", "2", "--ffn", "96")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	for _, n := range []string{"tiny.gguf", "config.json"} {
+		if st, err := os.Lstat(filepath.Join(dir, n)); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the symlink was replaced (%v)", n, err)
+		}
+		if st, err := os.Stat(filepath.Join(dir, "real-"+n)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: the link's target was not written (%v)", n, err)
+		}
+	}
+}

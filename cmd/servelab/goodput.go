@@ -62,8 +62,15 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	if saturated {
 		fmt.Fprintf(stdout, "  the objective holds even at the ceiling %.0f req/s: raise --max-rate to find the knee\n", ceiling)
 	}
+	if rate == 0 {
+		fmt.Fprintln(stdout, noRate)
+	}
 	return nil
 }
+
+// noRate is what goodput says when no rate the search tries (down to 0.01
+// req/s) meets the objectives.
+const noRate = "  no rate meets the objectives, down to 0.01 req/s: relax --ttft-slo, --tpot-slo or --attainment"
 
 // disaggregatedGoodput is goodput for x prefill + y decode instances, or with
 // searchGPUs > 0 the lecture's search for the best split under that many GPUs.
@@ -86,7 +93,7 @@ func disaggregatedGoodput(ef *expFlags, step sim.StepModel, slo sim.SLO, target,
 		}
 		best := sim.BestSplitWithin(gPre, gDec, searchGPUs)
 		if best.Total == 0 {
-			return fmt.Errorf("no split attains the objective (one prefill instance %.1f, one decode instance %.1f req/s)", gPre, gDec)
+			return fmt.Errorf("no split attains the objective: no rate meets it on one prefill instance (%.1f req/s) or one decode instance (%.1f req/s); relax --ttft-slo or --tpot-slo", gPre, gDec)
 		}
 		c.Prefill, c.Decode = best.Prefill, best.Decode
 		total, perGPU, sat, err := sim.ClusterGoodput(c, wl, slo, target, 2*best.Total)
@@ -122,6 +129,9 @@ func disaggregatedGoodput(ef *expFlags, step sim.StepModel, slo sim.SLO, target,
 		total, perGPU, c, ms(slo.TTFT), ms(slo.TPOT), target*100)
 	if sat {
 		fmt.Fprintf(stdout, "  the objective holds even at the ceiling %.0f req/s: raise --max-rate\n", hi)
+	}
+	if total == 0 {
+		fmt.Fprintln(stdout, noRate)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 )
 
 func runMeasure(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("measure", "[--port 8000 | --base-url URL] [--label L] [--json PATH] ...  (run.py's flags)", stderr)
+	fs := newFlags("measure", "[--port 8000 | --base-url URL] [--label L] [--json PATH] ...  (run.py's flags and defaults: 60 s, the long prompt at 20 s)\n\n"+
+		"A short run names both times, the injection before the end:\n  servelab measure --port 8000 --label quick --duration 8 --inject-after 3 --json quick.json", stderr)
 	d := lab.DefaultConfig()
 	c := &d
 	base := fs.String("base-url", "", "server root (default: http://<--host>:<--port>)")
@@ -32,8 +33,8 @@ func runMeasure(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.LongInputLen, "long-input-len", c.LongInputLen, "approximate prompt length of the injected long request; it plus the output must fit the server's context")
 	fs.IntVar(&c.LongOutputLen, "long-output-len", c.LongOutputLen, "max_tokens for the long request")
 	fs.IntVar(&c.LongCount, "long-count", c.LongCount, "long prompts to inject at once")
-	fs.Float64Var(&c.Duration, "duration", c.Duration, "seconds of short-request load")
-	fs.Float64Var(&c.InjectAfter, "inject-after", c.InjectAfter, "seconds into the run at which the long prompt is submitted")
+	fs.Float64Var(&c.Duration, "duration", c.Duration, "seconds of short-request load (shorter than the default --inject-after, give it too: --duration 8 --inject-after 3)")
+	fs.Float64Var(&c.InjectAfter, "inject-after", c.InjectAfter, "seconds into the run at which the long prompt is submitted; less than --duration")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "untimed requests before the run")
 	fs.BoolVar(&c.IgnoreEOS, "ignore-eos", true, "pin every response to its max_tokens")
 	noEOS := fs.Bool("no-ignore-eos", false, "let responses stop naturally")

@@ -79,6 +79,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if b != nil {
+			if flagSet(fs, "tokens-per-word") {
+				return fmt.Errorf("--tokens-per-word converts a lab file's prompt lengths; %s is a benchmark result, whose lengths are tokens already", lf.like)
+			}
 			return runBenchLike(b, note, ef, step, *asJSON, stdout)
 		}
 	}

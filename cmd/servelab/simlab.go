@@ -16,17 +16,30 @@ import (
 // a measured file to take the workload from, the summary's label, a file
 // to save the run to.
 type labFlags struct {
-	like  string
-	label string
-	save  string
+	like          string
+	label         string
+	save          string
+	tokensPerWord *float64
+	fs            *flag.FlagSet
 }
 
 func addLabFlags(fs *flag.FlagSet) *labFlags {
-	f := &labFlags{}
+	f := &labFlags{fs: fs}
 	fs.StringVar(&f.like, "like", "", "take the workload from a measured file: a lab JSON's config (run.py, servelab measure), or a benchmark tool's result (its lengths, rate or concurrency; FILE#N picks run N)")
 	fs.StringVar(&f.label, "label", "", "lab: label for the summary (default: sim-<policy>)")
 	fs.StringVar(&f.save, "save", "", "lab: also write the run as measured JSON (config, summary, gaps) to this file")
+	f.tokensPerWord = addTokensPerWord(fs)
 	return f
+}
+
+// addTokensPerWord defines --tokens-per-word on fs: the factor sim --like
+// and calibrate turn a lab file's prompt lengths (words) into tokens by.
+// It is a flag of those two commands, not a knob of the experiment: it
+// says how to read a measured file, while the experiment's lengths
+// (--short-input-len, the page's sliders) are tokens already.
+func addTokensPerWord(fs *flag.FlagSet) *float64 {
+	return fs.Float64("tokens-per-word", lab.DefaultTokensPerWord,
+		"prompt tokens per word of a lab file's short_input_len and long_input_len: run.py and servelab measure write them in words (five-digit numbers, about 3 tokens each on Llama 3's tokenizer); the default is what servelab labserver counts by default (its --tokens-per-word)")
 }
 
 func runLabSim(f *labFlags, ef *expFlags, step sim.StepModel, asJSON bool, stdout io.Writer) error {
@@ -44,7 +57,11 @@ func runLabSim(f *labFlags, ef *expFlags, step sim.StepModel, asJSON bool, stdou
 		if err != nil {
 			return fmt.Errorf("--like %s: %w", f.like, err)
 		}
-		w = m.Config.LabWorkload
+		if w, err = lab.InTokens(m.Config.LabWorkload, *f.tokensPerWord); err != nil {
+			return fmt.Errorf("--tokens-per-word: %w", err)
+		}
+	} else if flagSet(f.fs, "tokens-per-word") {
+		return fmt.Errorf("--tokens-per-word converts the prompt lengths of a --like lab file: without one, --short-input-len and --long-input-len are tokens already")
 	}
 	cfg, err := ef.config(step)
 	if err != nil {

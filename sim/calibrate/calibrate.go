@@ -114,7 +114,9 @@ func shortLab(w sim.LabWorkload, s lab.Summary) sim.LabWorkload {
 
 // LabEvidence is a lab run (run.py's or servelab measure's file): the
 // simulator re-runs its workload (m.Config) on cfg's engine (policy,
-// limits) with each candidate step model and reads the same figures.
+// limits) with each candidate step model and reads the same figures. It
+// returns an error for a file with no tokens or no quiet window, a bad
+// config, or a workload over sim.MemBudget (sim.CheckLab) on cfg.Step.
 func LabEvidence(cfg sim.Config, m *lab.Measured, source string) (Evidence, error) {
 	if m.Summary.Error != "" {
 		return Evidence{}, sim.Refuse("cal.err.notokens", "%s: the run recorded no tokens (%s)", source, m.Summary.Error)
@@ -129,7 +131,18 @@ func LabEvidence(cfg sim.Config, m *lab.Measured, source string) (Evidence, erro
 	}
 	ev := Evidence{Source: source, Names: names, Keys: keys, Measured: vals, Noise: noise}
 	sw := shortLab(w, m.Summary)
+	// Every re-run keeps its requests and tokens: a file's config can ask
+	// for more than memory holds (1024 streams x 100,000 tokens for an
+	// hour), so the workload is held to the budget of every run, on the
+	// base model first and on each candidate the fit tries.
+	lower := "config.duration or config.short_concurrency in " + source
+	if err := sim.CheckLab(sw, cfg.Step, lower); err != nil {
+		return Evidence{}, err
+	}
 	ev.Predict = func(s sim.StepModel) ([]float64, error) {
+		if err := sim.CheckLab(sw, s, lower); err != nil {
+			return nil, err
+		}
 		c := cfg
 		c.Step = s
 		out, err := sim.RunLab(c, sw)

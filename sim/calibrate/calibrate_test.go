@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"servelab/hwspecs"
@@ -225,5 +226,28 @@ func TestCalibrationProfileRoundTrips(t *testing.T) {
 	other, _ := q.Apply(sim.StepModel{Model: s.Model, GPU: h100})
 	if other.EffMem != 0.85 {
 		t.Errorf("another GPU took the calibration: eff_mem %g", other.EffMem)
+	}
+}
+
+// A small file whose config asks for more than memory holds (1024 streams
+// of 100,000 tokens for an hour) is refused before any re-run, as
+// `servelab sim --like` refuses it.
+func TestLabEvidenceHeldToBudget(t *testing.T) {
+	p, _ := sim.NewPolicy("prefill-first", 0)
+	c := lab.DefaultConfig()
+	c.ShortConcurrency, c.ShortOutputLen, c.Duration, c.InjectAfter = 1024, 100000, 3600, 20
+	m := &lab.Measured{Config: c, Summary: lab.Summary{Label: "huge", ShortConcurrency: 1024, ITLQuietP50: 0.01, WorstGap: 0.5, LongTTFT: 0.4}}
+	for i := range 64 {
+		m.Gaps = append(m.Gaps, sim.Gap{TRelInject: -1 + float64(i)/100, Gap: 0.01})
+	}
+	ev, err := LabEvidence(sim.Config{Step: lectureStep(t), Policy: p}, m, "huge.json")
+	if err == nil {
+		t.Fatalf("evidence built with %d figures: a fit would re-run the whole hour", len(ev.Names))
+	}
+	if !strings.Contains(err.Error(), "GB a run may use") || !strings.Contains(err.Error(), "config.short_concurrency in huge.json") {
+		t.Errorf("err %v", err)
+	}
+	if want := sim.CheckLab(shortLab(c.LabWorkload, m.Summary), lectureStep(t), "config.duration or config.short_concurrency in huge.json"); want == nil || want.Error() != err.Error() {
+		t.Errorf("LabEvidence says %q, sim.CheckLab %v", err, want)
 	}
 }

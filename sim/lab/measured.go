@@ -429,12 +429,27 @@ func (m *Measured) check() error {
 	return nil
 }
 
+// maxWriteBytes is the largest file Write writes: what Read accepts, so
+// that servelab never writes a file its own readers refuse.
+var maxWriteBytes = jsonread.MaxBytes
+
+// minGapBytes is the least a gap takes in the written file (two-space
+// indent, two keys, the shortest numbers), for refusing before marshalling.
+const minGapBytes = 50
+
 // Write writes m as run.py does (two-space indent, the script's
 // keys and order), with servelab's extra key last when present. It refuses
-// non-finite numbers, which JSON cannot carry, naming the field.
+// non-finite numbers, which JSON cannot carry, naming the field. A file
+// that would pass the size Read accepts (jsonread.MaxBytes) is kept
+// under it: servelab's raw frames, then its per-request results, are left
+// out (a warning in the file says so); when the summary and gaps alone
+// are too large it returns an error and writes nothing.
 func Write(w io.Writer, m *Measured) error {
 	if err := m.finite(); err != nil {
 		return err
+	}
+	if n := len(m.Gaps); n > maxWriteBytes/minGapBytes {
+		return tooLarge(fmt.Sprintf("its %d gaps alone pass", n))
 	}
 	gaps := m.Gaps
 	if gaps == nil {
@@ -446,8 +461,35 @@ func Write(w io.Writer, m *Measured) error {
 	if err != nil {
 		return err
 	}
+	for len(b)+1 > maxWriteBytes && out.Extra != nil {
+		x := *out.Extra
+		left := ""
+		switch {
+		case len(x.Frames) > 0:
+			x.Frames, left = nil, "the raw frames were"
+		case len(x.Requests) > 0:
+			x.Requests, left = nil, "the per-request results were"
+		}
+		if left == "" {
+			break
+		}
+		x.Warnings = append(slices.Clone(x.Warnings), fmt.Sprintf("%s left out: with them this file would be %d bytes, over the %d servelab's readers accept", left, len(b)+1, maxWriteBytes))
+		out.Extra = &x
+		if b, err = json.MarshalIndent(&out, "", "  "); err != nil {
+			return err
+		}
+	}
+	if len(b)+1 > maxWriteBytes {
+		return tooLarge(fmt.Sprintf("it would be %d bytes, over", len(b)+1))
+	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// tooLarge is Write's refusal of a run whose file would pass the readers'
+// limit; what says by how much.
+func tooLarge(what string) error {
+	return fmt.Errorf("the run is too large to save as measured JSON: %s the %d MiB servelab's readers accept (shorten --duration or use fewer streams)", what, maxWriteBytes>>20)
 }
 
 func (m *Measured) finite() error {

@@ -169,8 +169,13 @@ func Demo3SLO(which string, slo sim.SLO) sim.SLO {
 // SimulatedSplit is the goodput of x prefill + y decode instances, fully
 // simulated (least-loaded router, KV over the GPU's link). The search starts
 // below guess, the arithmetic's estimate (pooling can beat it a little), and
-// widens if the objective still holds at the ceiling.
+// widens if the objective still holds at the ceiling. A guess of 0 (a
+// single instance of a phase meets its objective at no rate) gives the
+// split a goodput of 0 without a search: there is no ceiling to search under.
 func (l Lecture) SimulatedSplit(x, y int, slo sim.SLO, attainment, guess float64) (sim.Split, error) {
+	if !(guess > 0) {
+		return sim.Split{Prefill: x, Decode: y}, nil
+	}
 	c := sim.Cluster{Step: l.Step, Prefill: x, Decode: y}
 	hi := 1.5 * guess
 	wl := l.searchWorkload()
@@ -370,7 +375,7 @@ func (l Lecture) Demo3Splits(res *Interference) []Job {
 		d.Advantage = d.Best.PerGPU / d.Colocated
 	}
 	splits := []sim.Split{d.Splits[1]}
-	if d.Best.Prefill != 2 || d.Best.Decode != 1 {
+	if d.Best.Total > 0 && (d.Best.Prefill != 2 || d.Best.Decode != 1) { // no best when no rate meets the objectives
 		splits = append(splits, d.Best)
 	}
 	d.Simulated = make([]sim.Split, len(splits))

@@ -13,6 +13,8 @@ import (
 	"math"
 
 	"servelab/sim/internal/jsonread"
+	"sort"
+	"strings"
 )
 
 type llmperfRow struct {
@@ -90,10 +92,17 @@ func readLLMPerfSummary(name string, data []byte) ([]*Run, error) {
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, err
 	}
+	// llmperf writes a figure it could not compute as NaN (the literal,
+	// read as null, or the string): not available, and said so below.
+	var nan []string
 	num := func(k string) (float64, bool) {
 		var f flexNum
-		if v, ok := obj[k]; ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) {
+		v, ok := obj[k]
+		if ok && json.Unmarshal(v, &f) == nil && f.OK && !math.IsInf(f.V, 0) && !math.IsNaN(f.V) {
 			return f.V, true
+		}
+		if ok && (string(v) == "null" || f.OK && math.IsNaN(f.V)) {
+			nan = append(nan, k)
 		}
 		return 0, false
 	}
@@ -128,6 +137,10 @@ func readLLMPerfSummary(name string, data []byte) ([]*Run, error) {
 	}
 	b.Model = model
 	b.cannot("bench.llmperf.aggregate", "per-request data: this is the aggregate; the requests are in *_individual_responses.json beside it")
+	if len(nan) > 0 {
+		sort.Strings(nan)
+		b.cannot("bench.llmperf.nan", "%s: the file gives NaN (not available)", strings.Join(nan, ", "))
+	}
 	b.cannot("bench.llmperf.itlsummary", "llmperf's inter_token_latency_s includes the TTFT and is not compared")
 	return []*Run{b}, nil
 }

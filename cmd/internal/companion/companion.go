@@ -80,6 +80,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,14 +296,24 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
+// maxMeasureBody bounds a measurement request's body.
+const maxMeasureBody = 64 << 10
+
+// flagName is a command-line flag in labclient's messages (--inject-after),
+// which the API names as its field (inject_after); a minus sign is not one.
+var flagName = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+
 // parseMeasure reads and checks a measurement request against the labs and limits.
 func (s *Server) parseMeasure(r *http.Request) (labclient.Options, Lab, *requestError) {
 	bad := func(status int, code, format string, a ...any) (labclient.Options, Lab, *requestError) {
 		return labclient.Options{}, Lab{}, &requestError{status, code, fmt.Sprintf(format, a...)}
 	}
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxMeasureBody))
 	if err := dec.Decode(&raw); err != nil || raw == nil {
+		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+			return bad(http.StatusRequestEntityTooLarge, "request_too_large", "the body is over %d bytes: a measurement request is run.py's flags, a few hundred bytes", maxMeasureBody)
+		}
 		return bad(http.StatusBadRequest, "invalid_json", "the body must be a JSON object of run.py's flags")
 	}
 	req := measureRequest{Config: lab.DefaultConfig()}
@@ -386,7 +397,7 @@ func (s *Server) parseMeasure(r *http.Request) (labclient.Options, Lab, *request
 	}
 	o := labclient.Options{Config: c, APIKey: lab.APIKey, StreamUsage: true, RawFrames: true}
 	if err := o.Validate(); err != nil {
-		msg := strings.NewReplacer("--", "", "-", "_").Replace(err.Error())
+		msg := flagName.ReplaceAllStringFunc(err.Error(), func(f string) string { return strings.ReplaceAll(f[2:], "-", "_") })
 		return bad(http.StatusBadRequest, "invalid_request", "%s", msg)
 	}
 	return o, *lab, nil

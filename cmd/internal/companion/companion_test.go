@@ -148,6 +148,10 @@ func TestMeasureOnlyConfiguredLabs(t *testing.T) {
 		{`{"duration":10,"inject_after":10}`, 400, "inject_after must be less than duration"},
 		{`{"short_concurrency":"many"}`, 400, "short_concurrency"},
 		{`[1,2]`, 400, "JSON object"},
+		// A minus sign stays one (it read "got 10 and _1"), and a body over
+		// the limit is said to be too large, not not an object.
+		{`{"duration":10,"inject_after":-1}`, 400, "inject_after \\u003e= 0, got 10 and -1"},
+		{`{"label":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "the body is over 65536 bytes"},
 	} {
 		a := do(t, "POST", u+"/api/measure", json, c.body)
 		if a.status != c.status || !strings.Contains(a.body, c.want) {

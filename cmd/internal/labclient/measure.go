@@ -186,7 +186,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--duration must be in (0, 1 week] and --inject-after >= 0, got %g and %g", c.Duration, c.InjectAfter)
 	}
 	if c.InjectAfter >= c.Duration {
-		return errors.New("--inject-after must be less than --duration, or nothing is injected")
+		return fmt.Errorf("--inject-after must be less than --duration, or nothing is injected; got %g and %g s (run.py's defaults are 20 and 60: a short run names both, e.g. --duration 8 --inject-after 3)", c.InjectAfter, c.Duration)
 	}
 	if !(c.Timeout > 0) || c.Timeout > 1e6 {
 		return fmt.Errorf("--timeout must be in (0, 1e6] seconds, got %g", c.Timeout)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/sim/lab"
 )
 
@@ -140,34 +141,30 @@ and each chunk is re-streaming the weights for too few tokens — raise it.
 `)
 }
 
-// SaveMeasured writes a measured-JSON file through a temporary file renamed
-// into place, so an interrupted write never leaves half a file.
+// SaveMeasured writes a measured-JSON file through atomicfile: a unique
+// temporary file renamed into place, so an interrupted or concurrent write
+// never leaves half a file, a symlink's target is replaced and not the
+// link, and a FIFO or device is written through. It returns lab.Write's
+// error or the file system's.
 func SaveMeasured(path string, m *lab.Measured) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := lab.Write(f, m); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return lab.Write(w, m) })
 }
 
 // CheckWritable makes sure a measured JSON can be saved at path before a run
 // starts, so that a missing directory is not found only once the data is in.
 func CheckWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	target, st, err := atomicfile.Resolve(path)
+	if err != nil {
+		return fmt.Errorf("--json %s: %v", path, err)
+	}
+	if st != nil && st.IsDir() {
 		return fmt.Errorf("--json %s is a directory: name a file", path)
 	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
+	if st != nil && !st.Mode().IsRegular() {
+		return nil // a FIFO or a device is written through, in place
+	}
+	dir := filepath.Dir(target)
+	st, err = os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("--json %s: directory %s does not exist (create it first, or the run's data would be lost)", path, dir)
 	}

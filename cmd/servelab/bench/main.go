@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"servelab/cmd/internal/atomicfile"
 	"servelab/sim"
 	labfile "servelab/sim/lab"
 )
@@ -179,7 +180,7 @@ func run(streamList string, cadence time.Duration, duration float64, load, repea
 	}
 	if jsonOut != "" {
 		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := atomicfile.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -570,9 +571,10 @@ func TestLab(t *testing.T) {
 		cmds = append(cmds, tool(ctx, "measure", measure, labs[label], label, p(label, "alone"), "--duration", "10", "--inject-after", "5", "--short-output-len", "512"))
 	}
 	runTools(t, cmds...)
+	perWord := map[string]string{}
 	for _, label := range labels {
 		res[label].aloneSteps = stepsAfter(labs[label], t0[label])
-		inTokens(t, labs[label].url, p(label, "alone"), p(label, "alone-tokens"))
+		perWord[label] = tokensPerWord(t, labs[label].url, p(label, "alone"))
 	}
 	res["unchunked"].together = together("unchunked")
 	budgets := map[string]int{}
@@ -688,10 +690,11 @@ func TestLab(t *testing.T) {
 			t.Fatalf("the unchunked run had no gap before the injection to calibrate on: the 16 prompts that start it enter in one step as large as the long prompt, which took %.1f s, longer than the 5 s before the injection; the machine is too busy (load average %s)",
 				burst, strings.TrimSpace(string(load)))
 		}
-		tok := func(label string) string { return filepath.Join(dir, label+"-alone-tokens.json") }
+		// The files' prompt lengths are words; each command reads them as
+		// tokens at the server's own count (--tokens-per-word).
 		fit, pred := fitAndPredict(t, bin, filepath.Join(root, "cmd/tinylab/cpu-base.json"), hfConfig,
-			tok("unchunked"), []string{"--policy", "chunked", "--budget", fmt.Sprint(budgets["unchunked"])},
-			tok("chunked"), []string{"--policy", "chunked", "--budget", "256"})
+			p("unchunked", "alone"), []string{"--policy", "chunked", "--budget", fmt.Sprint(budgets["unchunked"]), "--tokens-per-word", perWord["unchunked"]},
+			p("chunked", "alone"), []string{"--policy", "chunked", "--budget", "256", "--tokens-per-word", perWord["chunked"]})
 		t.Logf("calibrated on unchunked: eff_compute %v, overhead %v s; predicted chunked worst gap %.1f ms (measured %.1f), median gap during the long prefill %.1f ms (measured %.1f), long TTFT %.0f ms (measured %.0f)",
 			fit["eff_compute"], fit["overhead"], 1e3*pred.WorstGap, 1e3*c.alone.WorstGap, 1e3*pred.DuringP50, 1e3*c.alone.DuringP50, 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
 		keep(t, dir)
@@ -724,41 +727,35 @@ func pythonLate(tool string) float64 {
 	return 0
 }
 
-// inTokens copies a lab file with its prompt lengths in tokens, as the server
-// counts them (its usage), instead of the lab script's filler words: the
-// simulator takes the file's lengths as tokens, and this tokenizer makes about
-// four of a five-digit word.
-func inTokens(t *testing.T, url, in, out string) {
+// tokensPerWord returns the prompt tokens per word the lab server counts
+// (its usage) for a prompt of the lab file's long_input_len filler words,
+// for --tokens-per-word: the lab script writes its lengths in words, and
+// this tokenizer makes about four tokens of a five-digit word.
+func tokensPerWord(t *testing.T, url, file string) string {
 	t.Helper()
-	b, err := os.ReadFile(in)
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f map[string]any
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	cfg := f["config"].(map[string]any)
-	for _, k := range []string{"short_input_len", "long_input_len"} {
-		words := int(cfg[k].(float64))
-		code, body := postJSON(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":1}`, strings.TrimSpace(strings.Repeat("12345 ", words))))
-		var r struct {
-			Usage struct {
-				Prompt int `json:"prompt_tokens"`
-			}
+	var f struct {
+		Config struct {
+			Long int `json:"long_input_len"`
 		}
-		if json.Unmarshal(body, &r); code != 200 || r.Usage.Prompt < words {
-			t.Fatalf("counting the tokens of %d words: %d %s", words, code, body)
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.Config.Long < 1 {
+		t.Fatalf("%s: long_input_len %d, %v", file, f.Config.Long, err)
+	}
+	words := f.Config.Long
+	code, body := postJSON(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":1}`, strings.TrimSpace(strings.Repeat("12345 ", words))))
+	var r struct {
+		Usage struct {
+			Prompt int `json:"prompt_tokens"`
 		}
-		cfg[k] = r.Usage.Prompt
 	}
-	f["summary"].(map[string]any)["long_input_len"] = cfg["long_input_len"]
-	if b, err = json.Marshal(f); err != nil {
-		t.Fatal(err)
+	if json.Unmarshal(body, &r); code != 200 || r.Usage.Prompt < words {
+		t.Fatalf("counting the tokens of %d words: %d %s", words, code, body)
 	}
-	if err := os.WriteFile(out, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return strconv.FormatFloat(float64(r.Usage.Prompt)/float64(words), 'g', -1, 64)
 }
 
 // fitAndPredict fits a profile for the tiny lab on the CPU to one run (file,
