@@ -167,7 +167,6 @@ func visible(its []sim.Iteration, t0, t1 float64) (int, int) {
 	return a, b
 }
 
-
 // paintPane draws one run into its pane of dst (see layoutAt).
 func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, meas []*play.Overlay, lang string) []label {
 	var labels []label
