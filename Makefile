@@ -13,7 +13,7 @@ deps-run:
 	./.ci/deps run
 
 # The playground with the live companion and its embedded lab servers; prints the URL.
-run: deps-run wasm
+run: wasm-app
 	$(GO) run ./cmd/servelab serve
 
 # A static binary (no cgo): it runs anywhere and starts sooner, with no dynamic loader
@@ -86,18 +86,25 @@ bench-core:
 bench-lab:
 	$(GO) run ./cmd/servelab/bench -repeat 5
 
-# The browser playground: app.wasm (+ pre-compressed .gz/.br, served by site.Handler) and wasm_exec.js in site/.
+# The browser playground: app.wasm and wasm_exec.js in site/, plus the pre-compressed .gz/.br that
+# site.Handler sends to static hosts' and the worker's clients (`make wasm`). `make run` serves on
+# loopback and needs neither, so it builds app.wasm alone (`wasm-app`) and drops compressed variants
+# older than it: the handler must never send a stale build.
 WASM_SRC := $(shell find wasm sim hwspecs modelspecs -name '*.go' 2>/dev/null) go.mod go.sum
-.PHONY: wasm test-browser bench-browser
-wasm: site/app.wasm site/version.js
+.PHONY: wasm wasm-app test-browser bench-browser
+wasm: site/app.wasm site/app.wasm.gz site/app.wasm.br site/version.js
+wasm-app: site/app.wasm site/version.js
+	for f in site/app.wasm.gz site/app.wasm.br; do if [ -f $$f ] && [ $$f -ot site/app.wasm ]; then rm -f $$f; fi; done
 site/app.wasm: $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/app.wasm ./wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
-	@# app.wasm.gz is what a plain static host sends (site/load.js unpacks it): pigz -11 (zopfli) makes it
-	@# about 5% smaller than gzip -9 (4.2 against 4.4 MB, under the 4.5 MB page budget) for about a minute on two cores.
+# app.wasm.gz is what a plain static host sends (site/load.js unpacks it): pigz -11 (zopfli) makes it
+# about 5% smaller than gzip -9 (4.2 against 4.4 MB, under the 4.5 MB page budget) for about a minute on two cores.
+site/app.wasm.gz: site/app.wasm
 	if command -v pigz >/dev/null; then pigz -11 -I 3 -c site/app.wasm > site/.app.wasm.gz.tmp; \
 	else echo "pigz not installed: gzip -9 for app.wasm.gz (about 5% larger; apt-get install pigz)"; gzip -9 -c site/app.wasm > site/.app.wasm.gz.tmp; fi
 	mv site/.app.wasm.gz.tmp site/app.wasm.gz
+site/app.wasm.br: site/app.wasm
 	if command -v brotli >/dev/null; then brotli -q 10 -c site/app.wasm > site/.app.wasm.br.tmp && mv site/.app.wasm.br.tmp site/app.wasm.br; \
 	else rm -f site/app.wasm.br; echo "brotli not installed: serving app.wasm.gz only (apt-get install brotli)"; fi
 
