@@ -7,11 +7,22 @@ import (
 	"syscall/js"
 )
 
-// bindKeys gives the playback and view keyboard shortcuts (outside form fields).
+// sliderKeys are the keys a focused slider leaves to the page: a range
+// input does nothing with Space or brackets, and a clicker's PageUp and
+// PageDown must turn the lecture's page even after a slider was dragged.
+var sliderKeys = map[string]bool{" ": true, "[": true, "]": true, "PageUp": true, "PageDown": true, "?": true}
+
+// bindKeys gives the playback and view keyboard shortcuts (outside form
+// fields, but for sliderKeys on a focused slider).
 func (a *App) bindKeys(doc js.Value) {
 	a.listen(doc, "keydown", func(ev js.Value) {
-		tag := strings.ToLower(ev.Get("target").Get("tagName").String())
-		if tag == "input" || tag == "select" || tag == "textarea" || tag == "button" {
+		target := ev.Get("target")
+		tag := strings.ToLower(target.Get("tagName").String())
+		slider := tag == "input" && target.Get("type").String() == "range"
+		if slider && !sliderKeys[ev.Get("key").String()] {
+			return
+		}
+		if !slider && (tag == "input" || tag == "select" || tag == "textarea" || tag == "button") {
 			return
 		}
 		if ev.Get("ctrlKey").Bool() || ev.Get("metaKey").Bool() || ev.Get("altKey").Bool() {
@@ -39,6 +50,8 @@ func (a *App) bindKeys(doc js.Value) {
 			f = func() { a.stepChapter(1) }
 		case "PageUp", "[":
 			f = func() { a.stepChapter(-1) }
+		case "?":
+			f = func() { a.info = a.tr("leg.keys"); a.render() }
 		case "Escape":
 			f = func() { a.view.Sel, a.view.SelRow = -1, -1; a.setView(); a.renderStep() }
 		default:

@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // openChapter loads a chapter link and waits for its table.
@@ -324,6 +326,33 @@ func TestChapterKeysAndButtons(t *testing.T) {
 	rev := eval[string](t, ctx, `document.querySelector("#ch-predict .reveal").textContent`)
 	if !strings.HasPrefix(rev, "Right.") || !strings.Contains(rev, "budget 128") {
 		t.Errorf("reveal %q", rev)
+	}
+}
+
+// TestChapterKeysWithASliderFocused: after dragging a chapter's slider (it
+// keeps the focus), ] and a clicker's PageDown still turn the page, Space
+// still plays, and the slider's arrow keys stay the slider's.
+func TestChapterKeysWithASliderFocused(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
+	eval[any](t, ctx, `document.getElementById("ch-batch").focus()`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo2"`, "] with a slider focused to open demo 2")
+	eval[any](t, ctx, `document.getElementById("ch-prompt").focus()`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageDown)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.lecture().chapter === "demo3"`, "PageDown with a slider focused to open demo 3")
+	eval[any](t, ctx, `document.getElementById("ch-slotpot").focus()`)
+	before := eval[float64](t, ctx, `servelab.getState().slotpot`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `servelab.getState().slotpot !== `+strconv.FormatFloat(before, 'g', -1, 64), "the arrow key to move the focused slider")
+	if got := eval[string](t, ctx, `servelab.lecture().chapter`); got != "demo3" {
+		t.Errorf("an arrow key on a slider moved the chapter to %s", got)
 	}
 }
 
