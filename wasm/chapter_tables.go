@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"servelab/sim"
-	"servelab/sim/lab"
 	lect "servelab/sim/lecture"
 	"servelab/wasm/play"
 )
@@ -303,16 +302,26 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		return "", ""
 	}
 	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
-	row := func(key string, f func(*lab.Summary) string) []string {
-		return []string{termHTML(u, key), f(a), f(b)}
+	msu := func(v float64) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return ms(v) + " ms"
 	}
-	msu := func(v float64) string { return ms(v) + " ms" }
-	rows := [][]string{
-		row("worstgap", func(l *lab.Summary) string { return msu(l.WorstGap) }),
-		row("spike", func(l *lab.Summary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
-		row("longttft", func(l *lab.Summary) string { return msu(l.LongTTFT) }),
-		{u.tr("lab.quiet"), msu(a.ITLQuietP50), msu(b.ITLQuietP50)},
-		{u.tr("lab.during"), msu(a.ITLDuringP99), msu(b.ITLDuringP99)},
+	var rows [][]string
+	for _, r := range lp.Rows() {
+		name := html.EscapeString(u.tr("lab." + r.Key))
+		if r.Term {
+			name = termHTML(u, r.Key)
+		}
+		if r.Ratio {
+			rows = append(rows, []string{name, fmt.Sprintf("%.1f×", r.Unchunked), fmt.Sprintf("%.1f×", r.Chunked)})
+		} else {
+			rows = append(rows, []string{name, msu(r.Unchunked), msu(r.Chunked)})
+		}
+		if r.Key == "prefillgap" {
+			vals["pu"], vals["pc"] = ms(r.Unchunked), ms(r.Chunked)
+		}
 	}
 	budget := u.st.EffectiveBudget()
 	vals["wu"], vals["wc"], vals["budget"] = ms(a.WorstGap), ms(b.WorstGap), strconv.Itoa(budget)

@@ -340,6 +340,7 @@ var catalogueEN = map[string]string{
 	"term.throughput":    "Throughput",
 	"term.worstgap":      "worst gap",
 	"term.spike":         "spike ratio",
+	"term.prefillgap":    "ITL P99 across its prefill",
 	"term.longttft":      "long TTFT",
 	"term.bound":         "mixed step is",
 	"term.budget":        "chunk budget",
@@ -359,6 +360,7 @@ var catalogueEN = map[string]string{
 	"def.throughput":     "Throughput: output (generated) tokens per second, from the first arrival to the last token; prompt tokens are not counted.",
 	"def.worstgap":       "Worst gap: the longest inter-token gap of any short stream, in ms — the stall the long prompt causes.",
 	"def.spike":          "Spike ratio: the worst gap divided by the median gap before the long prompt arrived.",
+	"def.prefillgap":     "ITL P99 across the long prompt's prefill: the 99th percentile of every inter-token gap that was open at some moment between the long prompt's arrival and its first token, counting the gap that closes just after that first token. run.py's itl_during_p99 stops at the first token, so it misses the one long stall of an unchunked prefill.",
 	"def.longttft":       "Long TTFT: the long prompt's own time to first token, in ms.",
 	"def.bound":          "Which roof limits the step: compute-bound (the FLOPs take longer than the memory reads) or memory-bound (the weight and KV reads take longer).",
 	"def.budget":         "Chunk budget: how many tokens one step may carry. The prompt is cut into chunks that fit; with vLLM's reading the decode tokens count too.",
@@ -478,7 +480,7 @@ var catalogueEN = map[string]string{
 	"ch.lab.question":  "A very long prompt arrives while short streams are flowing: how long do they stall, unchunked and chunked?",
 	"ch.lab.fixed":     "the closed loop of short streams, the long prompt injected at the same moment, both runs on one clock and one gap axis.",
 	"ch.lab.moves":     "the number of short streams, the long prompt's length and the chunk budget.",
-	"ch.lab.narrative": "Unchunked, the {long}-token prompt is prefilled in one step: every one of the {streams} streams waits {wu} ms for its next token (spike ratio {su}×). Chunked at {budget} tokens per step, the worst gap is {wc} ms (spike {sc}×), about {ratio}× smaller — the streams keep flowing while the prompt is cut into chunks. The long prompt's own TTFT pays: {tu} ms unchunked, {tc} ms chunked. Drawn on one axis, the chunked spike is a small bump beside the unchunked wall.",
+	"ch.lab.narrative": "Unchunked, the {long}-token prompt is prefilled in one step: every one of the {streams} streams waits {wu} ms for its next token (spike ratio {su}×). Chunked at {budget} tokens per step, the worst gap is {wc} ms (spike {sc}×), about {ratio}× smaller — the streams keep flowing while the prompt is cut into chunks. Across the prefill the streams' P99 gap is {pu} ms unchunked, the single stall all of them sit through, against {pc} ms chunked, where the wait is split into one shorter pause per chunk. The long prompt's own TTFT pays: {tu} ms unchunked, {tc} ms chunked. Drawn on one axis, the chunked spike is a small bump beside the unchunked wall.",
 	"ch.lab.predict":   "Lower the budget from the current one to 512 tokens per step: the worst gap is…",
 	"ch.lab.o1":        "smaller",
 	"ch.lab.o2":        "about the same",
@@ -487,7 +489,6 @@ var catalogueEN = map[string]string{
 	"lab.unchunked":    "unchunked",
 	"lab.chunked":      "chunked, budget %d",
 	"lab.quiet":        "ITL P50 before the long prompt",
-	"lab.during":       "ITL P99 during its prefill",
 
 	// Chapter tables and figures.
 	"t1.caption":   "%d sequences decoding (context %d tokens each) plus one new prompt in the same step",
