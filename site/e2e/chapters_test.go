@@ -206,3 +206,45 @@ func TestChaptersShowTheLecture(t *testing.T) {
 		checkChapterTable(t, ctx, cli, demo, fmt.Sprintf("demo %d reached from demo 1", demo))
 	}
 }
+
+// TestChapterLinksKeepTheirSettings: a hand-written chapter link keeps its
+// own settings on top of the chapter's preset, in the chapter's sliders and
+// table too; a value out of range is clamped with a note the page shows.
+func TestChapterLinksKeepTheirSettings(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	openChapter(t, ctx, base+"?chapter=demo4&rate=30&seed=0&lang=en")
+	waitFor(t, ctx, `servelab.lecture().done`, "the chapter's table")
+	if rate := eval[float64](t, ctx, `servelab.getState().rate`); rate != 30 {
+		t.Errorf("?chapter=demo4&rate=30 opens at rate %g", rate)
+	}
+	if v := eval[string](t, ctx, `document.getElementById("ch-rate").value`); v != "30" {
+		t.Errorf("the chapter's rate slider reads %q, want 30", v)
+	}
+	if c := eval[string](t, ctx, `document.querySelector("#ch-table caption").textContent`); !strings.Contains(c, "30 req/s") {
+		t.Errorf("the chapter's table is not at rate 30: %q", c)
+	}
+	if seed := eval[float64](t, ctx, `servelab.getState().seed`); seed != 0 {
+		t.Errorf("&seed=0 became seed %g", seed)
+	}
+	waitFor(t, ctx, `location.search.includes("chapter=demo4")`, "the link to name the chapter")
+	if q := eval[string](t, ctx, `location.search`); !strings.Contains(q, "rate=30&") || !strings.Contains(q, "seed=0") {
+		t.Errorf("the page's own link dropped rate 30 or seed 0: %s", q)
+	}
+	if vis := eval[bool](t, ctx, `(() => { const n = document.getElementById("notes"); return !n.hidden && n.offsetParent !== null && n.textContent !== ""; })()`); vis {
+		t.Errorf("a link in range shows a note: %q", eval[string](t, ctx, `document.getElementById("notes").textContent`))
+	}
+	for _, lang := range []string{"en", "zh"} {
+		openChapter(t, ctx, base+"?chapter=demo4&rate=500&lang="+lang)
+		waitFor(t, ctx, `servelab.lecture().done`, "the chapter's table")
+		if rate := eval[float64](t, ctx, `servelab.getState().rate`); rate != 200 {
+			t.Errorf("%s: &rate=500 opens at rate %g, want it clamped to 200", lang, rate)
+		}
+		note := eval[map[string]any](t, ctx, `(() => { const n = document.getElementById("notes"), r = n.getBoundingClientRect();
+			return {text: n.textContent, shown: !n.hidden && n.offsetParent !== null && r.width > 0 && r.height > 0 && getComputedStyle(n).visibility !== "hidden"}; })()`)
+		text, _ := note["text"].(string)
+		if note["shown"] != true || !strings.Contains(text, "500") || !strings.Contains(text, "200") {
+			t.Errorf("%s: the clamped rate's note is %v, want it shown, naming 500 and 200", lang, note)
+		}
+	}
+}
