@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"servelab/sim"
-	"servelab/sim/lab"
 	lect "servelab/sim/lecture"
 	"servelab/wasm/play"
 )
@@ -69,7 +68,7 @@ func demo1HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 		vals["slow"+strconv.Itoa(d.Prompt)] = fmt.Sprintf("%.1f", d.DecodeSlowdown)
 	}
 	first, last := res.Demo1[0], res.Demo1[len(res.Demo1)-1]
-	vals["dec"], vals["lastp"], vals["lastslow"], vals["lastpre"] = ms(first.DecodeOnly), strconv.Itoa(last.Prompt), fmt.Sprintf("%.1f", last.DecodeSlowdown), x2(last.PrefillSlowdown)
+	vals["dec"], vals["lastp"], vals["lastslow"], vals["lastpre"] = ms(first.DecodeOnly), strconv.Itoa(last.Prompt), fmt.Sprintf("%.1f", last.DecodeSlowdown), fmt.Sprintf("%.2f", last.PrefillSlowdown)
 	vals["firstp"], vals["firstmixed"] = strconv.Itoa(first.Prompt), ms(first.Mixed)
 	vals["batch"], vals["ctx"] = strconv.Itoa(u.st.Probe.Batch), strconv.Itoa(u.st.Probe.Context)
 	table := tableHTML(u.trf("t1.caption", u.st.Probe.Batch, u.st.Probe.Context),
@@ -262,8 +261,9 @@ func demo4HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["big"], vals["small"] = strconv.Itoa(big.Budget), strconv.Itoa(small.Budget)
 	vals["bigttft"], vals["smallttft"], vals["mono"] = ms(big.TTFTP90), ms(small.TTFTP90), mono
 	vals["rate"] = fmt.Sprintf("%g", res.Config.Rate4)
+	msh := html.EscapeString(u.tr("t4.ms"))
 	table := tableHTML(u.trf("t4.caption", res.Config.Rate4),
-		[]string{u.tr("t4.policy"), termHTML(u, "budget") + " " + u.tr("t4.unit"), "P50 " + termHTML(u, "ttft") + " (ms)", "P90 " + termHTML(u, "ttft") + " (ms)", "P50 " + termHTML(u, "tpot") + " (ms)", "P90 " + termHTML(u, "tpot") + " (ms)"}, rows)
+		[]string{u.tr("t4.policy"), termHTML(u, "budget") + " " + u.tr("t4.unit"), "P50 " + termHTML(u, "ttft") + msh, "P90 " + termHTML(u, "ttft") + msh, "P50 " + termHTML(u, "tpot") + msh, "P90 " + termHTML(u, "tpot") + msh}, rows)
 	// The trade-off: P90 TPOT across, P90 TTFT up, one point per policy line.
 	const W, H, L, B = 360.0, 200.0, 50.0, 28.0
 	x0, x1, y0, y1 := math.Inf(1), 0.0, math.Inf(1), 0.0
@@ -303,16 +303,26 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		return "", ""
 	}
 	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
-	row := func(key string, f func(*lab.Summary) string) []string {
-		return []string{termHTML(u, key), f(a), f(b)}
+	msu := func(v float64) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return ms(v) + " ms"
 	}
-	msu := func(v float64) string { return ms(v) + " ms" }
-	rows := [][]string{
-		row("worstgap", func(l *lab.Summary) string { return msu(l.WorstGap) }),
-		row("spike", func(l *lab.Summary) string { return fmt.Sprintf("%.1f×", l.SpikeRatio) }),
-		row("longttft", func(l *lab.Summary) string { return msu(l.LongTTFT) }),
-		{u.tr("lab.quiet"), msu(a.ITLQuietP50), msu(b.ITLQuietP50)},
-		{u.tr("lab.during"), msu(a.ITLDuringP99), msu(b.ITLDuringP99)},
+	var rows [][]string
+	for _, r := range lp.Rows() {
+		name := html.EscapeString(u.tr("lab." + r.Key))
+		if r.Term {
+			name = termHTML(u, r.Key)
+		}
+		if r.Ratio {
+			rows = append(rows, []string{name, fmt.Sprintf("%.1f×", r.Unchunked), fmt.Sprintf("%.1f×", r.Chunked)})
+		} else {
+			rows = append(rows, []string{name, msu(r.Unchunked), msu(r.Chunked)})
+		}
+		if r.Key == "prefillgap" {
+			vals["pu"], vals["pc"] = ms(r.Unchunked), ms(r.Chunked)
+		}
 	}
 	budget := u.st.EffectiveBudget()
 	vals["wu"], vals["wc"], vals["budget"] = ms(a.WorstGap), ms(b.WorstGap), strconv.Itoa(budget)
@@ -360,7 +370,7 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 	}
 	xi := L + (inj-t0)/(t1-t0)*float64(cols-1)
 	fmt.Fprintf(&sb, `<line class="cur" x1="%.1f" y1="6" x2="%.1f" y2="%g"/>`, xi, xi, H-B)
-	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">0</text>`, fmtDur(top), H-B)
+	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">0</text>`, play.FormatDur(top), H-B)
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%s</text><text x="%g" y="%g" class="lbl">%+.1f s</text><text x="%g" y="%g" class="lbl">%+.1f s</text>`,
 		L+40, H-6, html.EscapeString(u.tr("fl.x")), L, H-B+12, t0-inj, W-40, H-B+12, t1-inj)
 	sb.WriteString(`</svg><p class="small"><span class="k-unch">━ ` + html.EscapeString(u.tr("lab.unchunked")) + `</span> · <span class="k-chk">━ ` +

@@ -202,9 +202,12 @@ func (a *App) applyPreset(name string) {
 }
 
 // query is the page's URL query: every setting, then the language, the
-// chapter and embed mode, so a shared link opens the same view.
+// chapter and embed mode, so a shared link opens the same view (a profile
+// that lives only in this page goes as its constants where it can: see
+// play.State.Link, whose note the profile panel shows).
 func (a *App) query() string {
-	q := a.state.Query() + "&lang=" + url.QueryEscape(a.lang)
+	link, _ := a.state.Link()
+	q := link + "&lang=" + url.QueryEscape(a.lang)
 	if pq := a.cmp.pair.Query(); pq != "" {
 		q += "&" + pq
 	}

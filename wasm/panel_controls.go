@@ -191,7 +191,7 @@ func (c *controlsPanel) renderPlayback(p *page, u *uiState) {
 	}
 	txt := u.tr("play.end")
 	if u.cursor >= 0 {
-		txt = fmtDur(u.cursor)
+		txt = play.FormatDur(u.cursor)
 	}
 	p.setText("scrub-out", txt)
 }

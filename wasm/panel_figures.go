@@ -158,7 +158,7 @@ func curvesSVG(aria string, cs []curve, cur float64, xunit, logLbl string) strin
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(aria))
 	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="8" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-8, H-B, L, L, H-B)
-	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, fmtDur(hi), H-B, fmtDur(lo), (H-B)/2, html.EscapeString(logLbl))
+	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, play.FormatDur(hi), H-B, play.FormatDur(lo), (H-B)/2, html.EscapeString(logLbl))
 	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%g %s</text>`, W-70, H-4, maxX, html.EscapeString(xunit))
 	for _, c := range cs {
 		var pts []string

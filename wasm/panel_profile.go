@@ -65,6 +65,9 @@ func (pp *profilePanel) render(p *page, u *uiState) {
 		key = "prof.gpu.unfitted"
 	}
 	fmt.Fprintf(&sb, `<p class="small" id="profile-gpu-note">%s</p>`, html.EscapeString(u.trf(key, u.st.GPU, note)))
+	if _, link := st.Link(); link != "" {
+		fmt.Fprintf(&sb, `<p class="small" id="profile-link-note">%s</p>`, html.EscapeString(link))
+	}
 	p.setHTML("profile-constants", sb.String())
 }
 

@@ -38,7 +38,7 @@ func (stepPanel) render(p *page, u *uiState) {
 		// The same moment in the other run: the step each of its GPUs was running then.
 		it := &run.Rows[row].Iters[k]
 		t := it.Start + it.Duration/2
-		fmt.Fprintf(&sb, `<h3 class="same">%s</h3>`, html.EscapeString(u.trf("step.same", otherName, fmtDur(t))))
+		fmt.Fprintf(&sb, `<h3 class="same">%s</h3>`, html.EscapeString(u.trf("step.same", otherName, play.FormatDur(t))))
 		for ri := range other.Rows {
 			if j := other.StepAt(ri, t); j >= 0 {
 				sb.WriteString(explainStep(u, other, ri, j, otherName, false))
@@ -71,7 +71,7 @@ func explainStep(u *uiState, run *play.SimRun, row, k int, name string, full boo
 		title = name + " · " + title
 	}
 	fmt.Fprintf(&sb, `<h3>%s</h3>`, html.EscapeString(title))
-	fmt.Fprintf(&sb, `<p>%s</p>`, html.EscapeString(u.trf("step.carry", fmtDur(it.Start), u.tr("kind."+string(it.Kind)), it.Decodes, it.Prefill, strings.Join(reqs, ", "))))
+	fmt.Fprintf(&sb, `<p>%s</p>`, html.EscapeString(u.trf("step.carry", play.FormatDur(it.Start), u.tr("step.kind."+string(it.Kind)), it.Decodes, it.Prefill, strings.Join(reqs, ", "))))
 	for _, line := range memoryLines(u, run, row, k) {
 		fmt.Fprintf(&sb, `<p class="mem">%s</p>`, html.EscapeString(line))
 	}
@@ -82,8 +82,8 @@ func explainStep(u *uiState, run *play.SimRun, row, k int, name string, full boo
 		return sb.String()
 	}
 	sb.WriteString(`<dl>`)
-	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.flops"), html.EscapeString(u.trf("step.flops.v", c.FLOPs, ms(c.ComputeTime), st.GPU.FLOPS/1e12, st.EffCompute, st.TP)))
-	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.bytes"), html.EscapeString(u.trf("step.bytes.v", c.Bytes, ms(c.MemoryTime), st.GPU.MemBW/1e12, st.EffMem, st.TP)))
+	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.flops"), html.EscapeString(u.trf("step.flops.v", play.FormatQty(c.FLOPs, "FLOP"), ms(c.ComputeTime), st.GPU.FLOPS/1e12, st.EffCompute, st.TP)))
+	fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s</dd>`, u.tr("step.bytes"), html.EscapeString(u.trf("step.bytes.v", play.FormatQty(c.Bytes, "B"), ms(c.MemoryTime), st.GPU.MemBW/1e12, st.EffMem, st.TP)))
 	if c.CommTime > 0 {
 		fmt.Fprintf(&sb, `<dt>%s</dt><dd>%s ms</dd>`, u.tr("step.allreduce"), ms(c.CommTime))
 	}
@@ -144,7 +144,7 @@ func transferLines(u *uiState, run *play.SimRun, row, k int) []string {
 		}
 		pl := run.Placements[i]
 		mb := run.Step.KVBytesPerToken() * float64(run.Results[i].Prompt) / 1e6
-		lines = append(lines, u.trf("step.xfer", item.ID, pl.Decode+1, mb, ms(pl.Transfer), fmtDur(pl.KVArrive)))
+		lines = append(lines, u.trf("step.xfer", item.ID, pl.Decode+1, mb, ms(pl.Transfer), play.FormatDur(pl.KVArrive)))
 		if len(lines) == 6 {
 			break
 		}

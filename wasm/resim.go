@@ -150,7 +150,7 @@ func (a *App) landResim(rs *resim) {
 		a.simErr = ""
 		a.simMs = rs.simMsA
 		if a.run.Truncated {
-			a.message(play.Tf(a.lang, "msg.truncated", a.run.Steps(), fmtDur(a.run.End)), true)
+			a.message(play.Tf(a.lang, "msg.truncated", a.run.Steps(), play.FormatDur(a.run.End)), true)
 		} else {
 			a.message("", false)
 		}

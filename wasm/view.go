@@ -183,9 +183,9 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 		b.rect(x, g.axisY+g.axisH-4*g.s, 1*g.s, 4*g.s, colText)
 		b.rect(x, g.rowY, 1, g.h-g.rowY, colGrid)
 		if x > g.w-60*g.s { // near the right edge: the label ends at its tick, not past the canvas
-			labels = append(labels, label{x - 3*g.s, g.axisY, fmtDur(t), "tick end"})
+			labels = append(labels, label{x - 3*g.s, g.axisY, play.FormatDur(t), "tick end"})
 		} else {
-			labels = append(labels, label{x + 3*g.s, g.axisY, fmtDur(t), "tick"})
+			labels = append(labels, label{x + 3*g.s, g.axisY, play.FormatDur(t), "tick"})
 		}
 	}
 	if r == nil {
@@ -480,7 +480,7 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 	b.flush(dst)
 	return []label{
 		{4 * g.s, g.itlY, play.T(lang, "canvas.gap"), "row"},
-		{4 * g.s, g.itlY + 16*g.s, play.T(lang, "canvas.max") + " " + fmtDur(top), "small"},
+		{4 * g.s, g.itlY + 16*g.s, play.T(lang, "canvas.max") + " " + play.FormatDur(top), "small"},
 	}
 }
 
@@ -506,28 +506,6 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// fmtDur writes seconds the way the lecture does: µs, ms or s.
-func fmtDur(s float64) string {
-	a := math.Abs(s)
-	switch {
-	case a == 0:
-		return "0"
-	case a < 1e-3:
-		return fmt.Sprintf("%.0f µs", s*1e6)
-	case a < 1:
-		return trimZeros(fmt.Sprintf("%.2f", s*1e3)) + " ms"
-	default:
-		return trimZeros(fmt.Sprintf("%.3f", s)) + " s"
-	}
-}
-
-func trimZeros(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // labelsHTML lays the labels out as absolutely positioned spans (CSS pixels).

@@ -142,3 +142,47 @@ func TestPickLang(t *testing.T) {
 		}
 	}
 }
+
+// TestEnglishIsEnglish: no English text carries Chinese (a Han character
+// or full-width punctuation), so an English page shows none.
+func TestEnglishIsEnglish(t *testing.T) {
+	for k, v := range catalogueEN {
+		for _, r := range v {
+			if unicode.Is(unicode.Han, r) || r >= 0x3000 && r <= 0x303F || r >= 0xFF00 && r <= 0xFFEF {
+				t.Errorf("%s = %q carries %q", k, v, r)
+				break
+			}
+		}
+	}
+}
+
+// TestChineseWording: the wording the defects list named (issue 26) stays
+// fixed: no English gloss after an error, no spaces between Chinese words
+// in the step box, ms headers written as the other tables write them, and a
+// slowdown said as a multiple of the time alone.
+func TestChineseWording(t *testing.T) {
+	hanSpace := regexp.MustCompile(`\p{Han} \p{Han}`)
+	for _, kind := range []string{"decode", "prefill", "mixed"} {
+		if s := Tf("zh", "step.carry", "1.2 s", T("zh", "step.kind."+kind), 32, 512, "#1"); hanSpace.MatchString(s) {
+			t.Errorf("the step box's %s step reads %q", kind, s)
+		}
+	}
+	for k, v := range catalogueZH {
+		for _, bad := range []string{"could not start", "差不过", "(ms)", "只慢了"} {
+			if strings.Contains(v, bad) {
+				t.Errorf("%s = %q carries %q", k, v, bad)
+			}
+		}
+	}
+	if got := T("zh", "t4.ms"); got != "（毫秒）" {
+		t.Errorf("demo 4's ms header in Chinese is %q", got)
+	}
+	if !strings.Contains(T("zh", "ch.demo1.narrative"), "原来的 {lastpre} 倍") {
+		t.Errorf("demo 1's prefill slowdown is not said as a multiple: %q", T("zh", "ch.demo1.narrative"))
+	}
+	for _, lang := range Langs() {
+		if n := T(lang, "ch.demo1.narrative"); !strings.Contains(n, "14.9") || !strings.Contains(n, "14.89") {
+			t.Errorf("the %s demo 1 narrative does not say the lecture's 14.9 is the table's 14.89 rounded", lang)
+		}
+	}
+}

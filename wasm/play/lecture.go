@@ -202,6 +202,78 @@ type LabPair struct {
 	Unchunked, Chunked *SimRun
 }
 
+// PrefillGaps are the inter-token gaps the streams waited through while
+// the long prompt was prefilled: every gap open at some moment between its
+// arrival and its first token (it ended after the injection and began
+// before that first token), with their P99, their largest and how many. The gap that
+// closes after the first token is counted: unchunked, the whole prompt is
+// prefilled in one step and the streams' next tokens come one step after
+// the long prompt's first, so run.py's during window (injection → first
+// token, itl_during_p99) ends just before that stall's gap and leaves it
+// out. ok is false when the run has no trace or the long prompt never got
+// its first token.
+func (r *SimRun) PrefillGaps() (p99, worst float64, n int, ok bool) {
+	if r == nil || r.Lab == nil || r.Inject < 0 || r.Lab.LongTTFT <= 0 || r.Truncated || len(r.Rows) == 0 {
+		return 0, 0, 0, false
+	}
+	first := r.Inject + r.Lab.LongTTFT
+	var gaps []float64
+	var last []float64 // each request's latest token, by ID (the lab's count up from 0)
+	for _, row := range r.Rows {
+		for i := range row.Iters {
+			it := &row.Iters[i]
+			end := it.End()
+			for _, item := range it.Items {
+				if !item.Emit || item.ID < 0 {
+					continue
+				}
+				for item.ID >= len(last) {
+					last = append(last, -1)
+				}
+				l := last[item.ID]
+				last[item.ID] = end
+				if l >= 0 && end > r.Inject && l < first {
+					gaps = append(gaps, end-l)
+					worst = math.Max(worst, end-l)
+				}
+			}
+		}
+	}
+	if len(gaps) == 0 {
+		return 0, 0, 0, false
+	}
+	return sim.Percentile(gaps, 99), worst, len(gaps), true
+}
+
+// LabRow is one row of the lab chapter's table: the catalogue key of its
+// name ("term.KEY" with "def.KEY" when Term, else "lab.KEY") and each
+// run's figure, in seconds or, when Ratio, a plain ratio (NaN: none).
+type LabRow struct {
+	Key                string
+	Term, Ratio        bool
+	Unchunked, Chunked float64
+}
+
+// Rows are the lab chapter's table: run.py's worst gap, spike ratio and
+// long TTFT, the quiet median, and the gaps across the long prompt's
+// prefill (PrefillGaps, not run.py's during window: see there).
+func (lp LabPair) Rows() []LabRow {
+	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
+	prefill := func(r *SimRun) float64 {
+		if p99, _, _, ok := r.PrefillGaps(); ok {
+			return p99
+		}
+		return math.NaN()
+	}
+	return []LabRow{
+		{Key: "worstgap", Term: true, Unchunked: a.WorstGap, Chunked: b.WorstGap},
+		{Key: "spike", Term: true, Ratio: true, Unchunked: a.SpikeRatio, Chunked: b.SpikeRatio},
+		{Key: "longttft", Term: true, Unchunked: a.LongTTFT, Chunked: b.LongTTFT},
+		{Key: "quiet", Unchunked: a.ITLQuietP50, Chunked: b.ITLQuietP50},
+		{Key: "prefillgap", Term: true, Unchunked: prefill(lp.Unchunked), Chunked: prefill(lp.Chunked)},
+	}
+}
+
 // RunLabPair simulates both lab runs for s's lab knobs. A run already
 // made for the same settings (the timeline's) may be passed as have; it
 // is used instead of simulating that side again.

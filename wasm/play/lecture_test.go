@@ -3,6 +3,7 @@ package play
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"servelab/sim"
@@ -184,5 +185,58 @@ func TestLabCache(t *testing.T) {
 	}
 	if len(c.labs) != maxCachedLabs || c.Holds(u1) {
 		t.Errorf("the cache holds %d lab runs (the first still: %v), want at most %d, oldest gone", len(c.labs), c.Holds(u1), maxCachedLabs)
+	}
+}
+
+// TestLabPrefillRowCountsTheStall: the lab chapter's "ITL P99 across its
+// prefill" row counts the gap that ends just after the long prompt's first
+// token, so unchunked (one stall every stream waits through) reads larger
+// than chunked, as the chapter's narrative says; run.py's own during window
+// ends a step before that stall's gap does.
+func TestLabPrefillRowCountsTheStall(t *testing.T) {
+	s, notes := ParseQuery("chapter=lab")
+	if len(notes) > 0 {
+		t.Fatal(notes)
+	}
+	lp, err := RunLabPair(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *LabRow
+	for _, r := range lp.Rows() {
+		if r.Key == "prefillgap" {
+			row = &r
+		}
+	}
+	if row == nil {
+		t.Fatal("the lab table has no prefill row")
+	}
+	u, c := lp.Unchunked.Lab, lp.Chunked.Lab
+	t.Logf("ITL P99 across the prefill: unchunked %.2f ms, chunked %.2f ms (run.py's itl_during_p99: %.2f, %.2f ms)",
+		row.Unchunked*1e3, row.Chunked*1e3, u.ITLDuringP99*1e3, c.ITLDuringP99*1e3)
+	if !(row.Unchunked > 5*row.Chunked) {
+		t.Errorf("unchunked %.2f ms is not well above chunked %.2f ms: the stall is not counted", row.Unchunked*1e3, row.Chunked*1e3)
+	}
+	if math.Abs(row.Unchunked-u.WorstGap) > 1e-9 {
+		t.Errorf("unchunked %.2f ms, want the stall, the run's worst gap %.2f ms", row.Unchunked*1e3, u.WorstGap*1e3)
+	}
+	if row.Chunked > c.WorstGap+1e-9 || row.Chunked < c.ITLDuringP99-1e-9 {
+		t.Errorf("chunked %.2f ms, want between run.py's during P99 %.2f and the worst gap %.2f ms", row.Chunked*1e3, c.ITLDuringP99*1e3, c.WorstGap*1e3)
+	}
+	// The window: a gap that began at or after the first token is not counted.
+	first := lp.Unchunked.Inject + u.LongTTFT
+	if _, worst, n, ok := lp.Unchunked.PrefillGaps(); !ok || n < s.Lab.ShortConcurrency || worst != row.Unchunked {
+		t.Errorf("unchunked prefill gaps: %d gaps, largest %.2f ms, ok %v (first token at %.4f s)", n, worst*1e3, ok, first)
+	}
+	// The narrative carries both figures, in each language.
+	for _, lang := range Langs() {
+		for _, k := range []string{"{pu}", "{pc}"} {
+			if !strings.Contains(T(lang, "ch.lab.narrative"), k) {
+				t.Errorf("the %s lab narrative does not name %s", lang, k)
+			}
+		}
+		if !strings.Contains(T(lang, "def.prefillgap"), "itl_during_p99") {
+			t.Errorf("the %s definition does not say how it differs from run.py's itl_during_p99", lang)
+		}
 	}
 }

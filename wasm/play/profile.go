@@ -2,6 +2,7 @@ package play
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -116,4 +117,76 @@ func EngineConfig(s State) (sim.Config, error) {
 		return sim.Config{}, err
 	}
 	return sim.Config{Step: b.Step, Policy: b.Config.Policy}, nil
+}
+
+// linkConsts are the profile constants a link carries as typed assumptions.
+var linkConsts = map[string]bool{"eff_compute": true, "eff_mem": true, "overhead": true}
+
+// Link is the query a link to s carries, and a note when it cannot name
+// s's profile: a profile uploaded or calibrated in this page lives only
+// here, so its name tells a recipient nothing. When a built-in profile with
+// the page's own eff_compute, eff_mem and overhead (what a calibration fits:
+// links carry them as effc, effm, ovh) simulates the same steps, the link
+// names that profile and carries the three constants, and the note says so.
+// Otherwise the link keeps the name and the note says its recipient needs
+// the profile's file.
+func (s State) Link() (query, note string) {
+	own := s.Sess.profileMap()[s.Profile]
+	if own == nil {
+		return s.Query(), ""
+	}
+	want, err := linkSteps(s)
+	if err != nil {
+		return s.Query(), ""
+	}
+	x := s.Clone()
+	x.Sess = nil
+	for _, c := range own.Resolve(s.GPU) {
+		if !linkConsts[c.Name] {
+			continue
+		}
+		if k, ok := scenario.KnobByName(c.Name); ok && x.Typed&k.Bit == 0 {
+			k.SetValue(&x.Experiment, c.Value) // the profile's exact value, typed
+		}
+	}
+	for _, base := range sim.ProfileNames() {
+		x.Profile, x.Loaded = base, nil
+		q := x.Query()
+		r, notes := ParseQueryIn(q, s.Lang)
+		if len(notes) > 0 {
+			continue
+		}
+		if got, err := linkSteps(r); err == nil && sameSteps(got, want) {
+			return q, Tf(s.Lang, "note.linkprofile", s.Profile, base)
+		}
+	}
+	return s.Query(), Tf(s.Lang, "note.linkneedsprofile", s.Profile)
+}
+
+// linkSteps prices steps of every kind with x's step model (its profile
+// from x's own session), to tell whether two settings simulate alike.
+func linkSteps(x State) ([]float64, error) {
+	e := x.Experiment
+	e.Loaded = x.Sess.profileMap()[e.Profile]
+	step, _, err := e.StepModel()
+	if err != nil {
+		return nil, err
+	}
+	if step, err = step.Prepare(); err != nil {
+		return nil, err
+	}
+	return []float64{
+		step.Decode(1, 100).Seconds, step.Decode(32, 32*700).Seconds, step.Decode(256, 256*4000).Seconds,
+		step.Prefill(512).Seconds, step.Prefill(8192).Seconds, step.Prefill(128, 2048).Seconds,
+	}, nil
+}
+
+// sameSteps reports whether two runs of linkSteps agree to a part in 10^9.
+func sameSteps(a, b []float64) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-9*math.Abs(b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

@@ -96,3 +96,88 @@ func TestAddProfile(t *testing.T) {
 		t.Errorf("uploaded profile's eff_mem %v on the slider", s.EffMem)
 	}
 }
+
+// calibrated is a profile as the page's calibration makes one: base's
+// constants for gpu in the GPU's entry, with fitted values over them.
+func calibrated(t *testing.T, base, name, gpu string, fitted map[string]float64) *sim.Profile {
+	t.Helper()
+	b, err := sim.BuiltinProfile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := b.Clone()
+	p.Name = name
+	for _, r := range b.Resolve(gpu) {
+		if p, err = p.With(gpu, r.Name, r.Value, r.Source); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range fitted {
+		if p, err = p.With(gpu, k, v, "fitted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// TestLinkCarriesACalibratedProfile: a link from a page whose profile was
+// calibrated there (profile=cal-m, which no recipient has) names the base
+// profile with the fitted constants as typed assumptions, so its recipient
+// simulates the same steps with no "unknown profile"; the sender's note
+// says so. A profile whose other constants a link cannot carry keeps its
+// name, and the notes say what the link needs, in both languages.
+func TestLinkCarriesACalibratedProfile(t *testing.T) {
+	for _, c := range []struct {
+		base   string
+		fitted map[string]float64
+		exact  bool
+	}{
+		{"lecture", map[string]float64{"eff_compute": 0.4123456789, "eff_mem": 0.7712345, "overhead": 0.00234567}, true},
+		{"vllm", map[string]float64{"eff_compute": 0.4123456789, "eff_mem": 0.7712345}, true},
+		// vllm's per-sequence costs scale with a typed overhead, so a fitted
+		// overhead cannot travel as ovh; nor can eff_kv, no link key.
+		{"vllm", map[string]float64{"overhead": 0.00234567}, false},
+		{"vllm", map[string]float64{"eff_kv": 0.5}, false},
+	} {
+		for _, lang := range Langs() {
+			s := DefaultState()
+			s.Sess, s.Lang = NewSession(), lang
+			if err := s.Sess.AddProfile(calibrated(t, c.base, "cal-m", s.GPU, c.fitted)); err != nil {
+				t.Fatal(err)
+			}
+			if note := s.Set("profile", "cal-m"); note != "" {
+				t.Fatal(note)
+			}
+			s.Set("rate", "25")
+			q, note := s.Link()
+			r, notes := ParseQueryIn(q, lang)
+			what := c.base + " " + lang
+			if !c.exact {
+				if !strings.Contains(q, "profile=cal-m") || !strings.Contains(note, "cal-m") || !strings.Contains(note, "JSON") {
+					t.Errorf("%s %v: a profile a link cannot carry: link %s, note %q", what, c.fitted, q, note)
+				}
+				if len(notes) != 1 || !strings.Contains(notes[0], "cal-m") || !strings.Contains(notes[0], "JSON") {
+					t.Errorf("%s %v: its recipient is told %v", what, c.fitted, notes)
+				}
+				continue
+			}
+			if len(notes) > 0 || strings.Contains(q, "cal-m") {
+				t.Errorf("%s: the link %s gives its recipient %v", what, q, notes)
+			}
+			want, _ := linkSteps(s)
+			got, err := linkSteps(r)
+			if err != nil || !sameSteps(got, want) {
+				t.Errorf("%s: the recipient's steps %v, the sender's %v (%v)", what, got, want, err)
+			}
+			if r.Rate != 25 || !strings.Contains(note, "cal-m") || !strings.Contains(note, "effc") || !strings.Contains(note, c.base) {
+				t.Errorf("%s: rate %g, note %q", what, r.Rate, note)
+			}
+		}
+	}
+	// A built-in profile's link is the state's query, with no note.
+	d := DefaultState()
+	d.Set("profile", "vllm")
+	if q, note := d.Link(); q != d.Query() || note != "" {
+		t.Errorf("a built-in profile's link %s, note %q", q, note)
+	}
+}
