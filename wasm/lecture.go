@@ -31,11 +31,15 @@ type lecture struct {
 	tookMs float64
 	done   bool
 	gen    int // bumps when a table is complete
-	// The predict question: the option picked (0: none yet) and, once
-	// picked, what the simulation says.
+	// The predict question: the option picked (0: none yet), kept across
+	// moves, and what the simulation says at the current settings (nil
+	// until the table after the pick is complete).
 	picked   int
 	right    int
 	revealed map[string]string
+	// predicted is every chapter's prediction so far, by chapter ID: it
+	// goes with the student from chapter to chapter and back.
+	predicted map[string]int
 	// cache keeps results across changes and chapters; took is how long
 	// each kind of job last ran, so a frame starts only what fits in it.
 	cache *play.LectureCache
@@ -91,7 +95,7 @@ func (l *lecture) settingsChanged(s play.State) {
 	}
 	// The lab pair and the last table stay shown until their successors are complete.
 	l.key, l.t0, l.done, l.err, l.split, l.labU = key, time.Now(), false, "", false, nil
-	l.picked, l.right, l.revealed = 0, 0, nil
+	l.right, l.revealed = 0, nil // the prediction stays; its reveal follows the new table
 	l.jobs = nil
 	if l.ch.Demo == 0 {
 		return // the lab: tick runs the pair
@@ -223,7 +227,12 @@ func (a *App) openChapter(id string, preset bool) {
 	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}}
 	if a.lec != nil {
 		next.cache, next.took = a.lec.cache, a.lec.took // the results stay good across chapters
+		next.predicted = a.lec.predicted
 	}
+	if next.predicted == nil {
+		next.predicted = map[string]int{}
+	}
+	next.picked = next.predicted[ch.ID]
 	a.lec = next
 	a.pn.chapter.snippet = ""
 	a.needSim = true
@@ -256,6 +265,9 @@ func (a *App) tickLecture(frame time.Time) {
 		if a.lec.ch.Demo == 0 {
 			a.dirty = true // the lab's unchunked run is drawn on the canvas
 		}
+		if l := a.lec; l.done && l.picked > 0 && l.revealed == nil {
+			a.reveal() // the prediction, set against the new table
+		}
 		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
 		a.publish()
 		// On the page's clock, for the benchmark: when the table was shown.
@@ -272,18 +284,30 @@ func (a *App) lectureBusy(frameAt time.Time) bool {
 	return a.lec.pending() || time.Since(frameAt) > lectureFrame/2
 }
 
-// answer records the student's prediction and computes what happened.
+// answer records the student's prediction, once per chapter (a second
+// click cannot change it), and reveals what happened.
 func (a *App) answer(opt int) {
 	l := a.lec
-	if l == nil || !l.done || l.err != "" {
+	if l == nil || l.picked > 0 || opt < 1 || opt > l.ch.Options {
 		return
 	}
+	l.picked = opt
+	l.predicted[l.ch.ID] = opt
+	if l.done && l.err == "" {
+		a.reveal()
+	}
+	a.render()
+}
+
+// reveal computes what the simulation says at the current settings, for the
+// prediction to be set against.
+func (a *App) reveal() {
+	l := a.lec
 	right, vals, err := play.Reveal(l.ch, a.state, l.res, l.cache)
 	if err != nil {
 		l.err = err.Error()
 	}
-	l.picked, l.right, l.revealed = opt, right, vals
-	a.render()
+	l.right, l.revealed = right, vals
 }
 
 // chapterOverlay is the lab chapter's unchunked run, drawn on the chunked

@@ -117,11 +117,15 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		return
 	}
 	// While a new table is computed the previous one stays, marked, so a
-	// dragged slider does not make the page flash.
+	// dragged slider does not make the page flash. Until the student has
+	// predicted, the table, the figure and the narrative stay hidden
+	// (an embedded figure in a slide shows at once).
 	stale := !l.done
 	if el := p.el("chapter"); !el.IsNull() {
 		el.Get("classList").Call("toggle", "stale", stale)
+		el.Get("classList").Call("toggle", "awaiting", l.picked == 0 && !u.embed)
 	}
+	p.setText("ch-wait", u.tr("ch.predictfirst"))
 	if stale && (l.ch.Demo == 0 && l.lab == nil || l.ch.Demo != 0 && l.res == nil) {
 		p.setHTML("ch-table", `<p class="small">`+esc(u.tr("ch.computing"))+`</p>`)
 		p.setHTML("ch-figure", "")
@@ -155,13 +159,19 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	var pr strings.Builder
 	fmt.Fprintf(&pr, `<h3>%s</h3><p>%s</p><div class="opts" role="group" aria-label="%s">`, esc(u.tr("ch.predict")), esc(k("predict")), esc(u.tr("ch.predict")))
 	for i := 1; i <= l.ch.Options; i++ {
-		pressed := "false"
+		pressed, disabled := "false", ""
 		if l.picked == i {
 			pressed = "true"
 		}
-		fmt.Fprintf(&pr, `<button type="button" data-act="answer" data-arg="%d" aria-pressed="%s">%s</button>`, i, pressed, esc(k("o"+strconv.Itoa(i))))
+		if l.picked > 0 {
+			disabled = " disabled" // one prediction: it is kept, and set against every table after
+		}
+		fmt.Fprintf(&pr, `<button type="button" data-act="answer" data-arg="%d" aria-pressed="%s"%s>%s</button>`, i, pressed, disabled, esc(k("o"+strconv.Itoa(i))))
 	}
 	pr.WriteString(`</div>`)
+	if l.picked > 0 {
+		fmt.Fprintf(&pr, `<p class="small">%s</p>`, esc(u.trf("ch.yourpick", k("o"+strconv.Itoa(l.picked)))))
+	}
 	if l.picked > 0 && l.revealed != nil {
 		verdict := u.tr("ch.wrong")
 		if l.picked == l.right {

@@ -366,3 +366,47 @@ func TestChapterDemo1SelectsAMixedStep(t *testing.T) {
 		t.Errorf("the step explanation is %q, want a compute-bound step with prefill and decode tokens", info)
 	}
 }
+
+// TestPredictThenReveal: a chapter's table, figure and narrative stay hidden
+// until the student predicts; the prediction is one click (a second cannot
+// change it), it stays through slider moves and across chapters, and the
+// reveal follows the table at the new settings.
+func TestPredictThenReveal(t *testing.T) {
+	ctx := browser(t)
+	for _, lang := range []string{"en", "zh"} {
+		openChapter(t, ctx, serve(t)+"?chapter=demo4&lang="+lang)
+		shown := func(id string) bool {
+			return eval[bool](t, ctx, `document.getElementById("`+id+`").offsetParent !== null`)
+		}
+		if shown("ch-table") || shown("ch-figure") || shown("ch-narrative") || !shown("ch-wait") {
+			t.Fatalf("%s: before a prediction: table %v figure %v narrative %v, the ask to predict %v", lang,
+				shown("ch-table"), shown("ch-figure"), shown("ch-narrative"), shown("ch-wait"))
+		}
+		eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='3']").click()`)
+		waitFor(t, ctx, `document.querySelector("#ch-predict .reveal") !== null`, "the reveal")
+		if !shown("ch-table") || !shown("ch-figure") || shown("ch-wait") {
+			t.Errorf("%s: after the prediction the table (%v) and figure (%v) are not shown", lang, shown("ch-table"), shown("ch-figure"))
+		}
+		eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+		if got := eval[string](t, ctx, `document.querySelector("#ch-predict [aria-pressed=true]").dataset.arg`); got != "3" {
+			t.Errorf("%s: a second click changed the prediction to %s", lang, got)
+		}
+		gen := eval[int](t, ctx, `servelab.lecture().gen`)
+		setRange(t, ctx, "ch-rate", 30)
+		waitFor(t, ctx, `servelab.lecture().gen > `+itoa(gen)+` && servelab.lecture().done && document.querySelector("#ch-predict .reveal") !== null`, "the reveal at the new rate")
+		if got := eval[string](t, ctx, `document.querySelector("#ch-predict [aria-pressed=true]").dataset.arg`); got != "3" || !shown("ch-table") {
+			t.Errorf("%s: after a move the prediction is %s (want 3), table shown %v", lang, got, shown("ch-table"))
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("[")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `servelab.lecture().chapter === "demo3" && servelab.lecture().done`, "demo 3")
+		if shown("ch-table") {
+			t.Errorf("%s: demo 3's table shows before its own prediction", lang)
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `servelab.lecture().chapter === "demo4" && servelab.lecture().done && document.querySelector("#ch-predict [aria-pressed=true]") !== null`, "demo 4 with its prediction")
+	}
+}
