@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"strconv"
+	"sort"
 	"strings"
 	"syscall/js"
 
@@ -83,7 +84,10 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	fmt.Fprintf(&nav, `<button type="button" data-act="go" data-arg="">%s</button>`, esc(u.tr("ch.exit")))
 	p.setHTML("ch-nav", nav.String())
 	p.setText("ch-title", k("title"))
-	p.setHTML("ch-intro", `<p class="q"><b>`+esc(u.tr("ch.question"))+`</b> `+esc(k("question"))+`</p><p><b>`+esc(u.tr("ch.fixed"))+`</b> `+esc(k("fixed"))+`</p><p><b>`+esc(u.tr("ch.moves"))+`</b> `+esc(k("moves"))+`</p>`)
+	// Each of the chapter's terms is defined where it first appears, in
+	// reading order: the question, what is fixed, what moves, the narrative.
+	terms := newTermMarker(u, l.ch.Terms)
+	p.setHTML("ch-intro", `<p class="q"><b>`+esc(u.tr("ch.question"))+`</b> `+terms.mark(k("question"))+`</p><p><b>`+esc(u.tr("ch.fixed"))+`</b> `+terms.mark(k("fixed"))+`</p><p><b>`+esc(u.tr("ch.moves"))+`</b> `+terms.mark(k("moves"))+`</p>`)
 	// Sliders for what the student moves: written once per chapter and
 	// language (rewriting them would drop a drag), their values kept in step.
 	if c.shown != id+u.lang {
@@ -149,7 +153,7 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	}
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
-	p.setHTML("ch-narrative", `<p>`+esc(play.Fill(u.lang, "ch."+id+".narrative", vals))+`</p>`)
+	p.setHTML("ch-narrative", `<p>`+terms.mark(play.Fill(u.lang, "ch."+id+".narrative", vals))+`</p>`)
 	if stale {
 		p.setText("ch-took", u.tr("ch.computing"))
 	} else {
@@ -198,4 +202,50 @@ func embedSnippet(href string) string {
 		sep = "&"
 	}
 	return `<iframe src="` + html.EscapeString(href+sep+"embed=1") + `" width="960" height="600" style="border:0" title="servelab" loading="lazy"></iframe>`
+}
+
+// termMarker escapes a chapter's texts in reading order, wrapping the first
+// appearance of each of its terms in the term's definition (termHTML).
+type termMarker struct {
+	u    *uiState
+	left []string // the terms not met yet
+}
+
+func newTermMarker(u *uiState, terms []string) *termMarker {
+	return &termMarker{u: u, left: append([]string(nil), terms...)}
+}
+
+// mark returns text escaped, with the terms not met before defined at their
+// first appearance in it.
+func (m *termMarker) mark(text string) string {
+	esc := html.EscapeString
+	type hit struct {
+		at  int
+		key string
+	}
+	var hits []hit
+	keep := m.left[:0]
+	folded := play.FoldCase(text)
+	for _, k := range m.left {
+		if i := strings.Index(folded, play.FoldCase(m.u.tr("term."+k))); i >= 0 {
+			hits = append(hits, hit{i, k})
+		} else {
+			keep = append(keep, k)
+		}
+	}
+	m.left = keep
+	sort.Slice(hits, func(a, b int) bool { return hits[a].at < hits[b].at })
+	var b strings.Builder
+	pos := 0
+	for _, h := range hits {
+		if h.at < pos {
+			continue // inside a term already marked
+		}
+		end := h.at + len(m.u.tr("term."+h.key))
+		b.WriteString(esc(text[pos:h.at]))
+		b.WriteString(termSpan(m.u, h.key, text[h.at:end]))
+		pos = end
+	}
+	b.WriteString(esc(text[pos:]))
+	return b.String()
 }

@@ -38,7 +38,10 @@ func (g *glossaryPanel) render(p *page, u *uiState) {
 // keyboard focus. The definition is an attribute the stylesheet shows
 // (.term::after), so the name's text stays the name; aria-description
 // gives it to screen readers.
-func termHTML(u *uiState, key string) string {
+func termHTML(u *uiState, key string) string { return termSpan(u, key, u.tr("term."+key)) }
+
+// termSpan is termHTML showing the term as a text spells it (its case).
+func termSpan(u *uiState, key, shown string) string {
 	def := html.EscapeString(u.tr("def." + key))
-	return `<span class="term" tabindex="0" data-def="` + def + `" aria-description="` + def + `">` + html.EscapeString(u.tr("term."+key)) + `</span>`
+	return `<span class="term" tabindex="0" data-def="` + def + `" aria-description="` + def + `">` + html.EscapeString(shown) + `</span>`
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"servelab/wasm/play"
 )
 
 // openChapter loads a chapter link and waits for its table.
@@ -408,5 +410,41 @@ func TestPredictThenReveal(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, ctx, `servelab.lecture().chapter === "demo4" && servelab.lecture().done && document.querySelector("#ch-predict [aria-pressed=true]") !== null`, "demo 4 with its prediction")
+	}
+}
+
+// TestTermsDefinedAtFirstUse: in every chapter, in English and 中文, each of
+// the chapter's terms is a defined term (hover, tap, focus) where its text
+// first says it, reading the question, what is fixed, what moves and the
+// narrative in order.
+func TestTermsDefinedAtFirstUse(t *testing.T) {
+	ctx := browser(t)
+	for _, lang := range []string{"en", "zh"} {
+		for _, ch := range play.Chapters {
+			openChapter(t, ctx, serve(t)+"?chapter="+ch.ID+"&lang="+lang)
+			eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+			waitFor(t, ctx, `document.getElementById("ch-narrative").offsetParent !== null`, "the narrative")
+			for _, k := range ch.Terms {
+				name := play.T(lang, "term."+k)
+				got := eval[string](t, ctx, `((name) => {
+					const fold = s => s.replace(/[A-Z]/g, c => c.toLowerCase()), n = fold(name);
+					const parts = [document.getElementById("ch-intro"), document.getElementById("ch-narrative")];
+					let before = "";
+					for (const part of parts) {
+						for (const s of part.querySelectorAll(".term")) {
+							if (fold(s.textContent) !== n) continue;
+							const r = document.createRange(); r.setStart(part, 0); r.setEndBefore(s);
+							if (fold(before + r.toString()).includes(n)) return "said before its definition";
+							return s.dataset.def ? "ok" : "no definition";
+						}
+						before += part.textContent;
+					}
+					return "never defined";
+				})(`+strconv.Quote(name)+`)`)
+				if got != "ok" {
+					t.Errorf("%s (%s): %q %s", ch.ID, lang, name, got)
+				}
+			}
+		}
 	}
 }

@@ -95,4 +95,5 @@ func PickLang(q, browser string) string {
 // GlossaryTerms are the glossary's entries, in reading order; each has
 // "gloss.K" (its name spelled out) and "def.K" in every catalogue.
 var GlossaryTerms = []string{"ttft", "tpot", "itl", "e2e", "pct", "attain", "goodput", "throughput", "prefill", "decode",
-	"budget", "roofline", "compute", "memory", "kv", "colocated", "disagg", "slo", "interference"}
+	"step", "batch", "budget", "roofline", "compute", "memory", "kv", "colocated", "disagg", "tp", "slo", "interference",
+	"worstgap", "closedloop"}

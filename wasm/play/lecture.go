@@ -22,15 +22,36 @@ type Chapter struct {
 	Layout  string   // the figure: "step", "curves", "goodput", "budget", "lab"
 	Options int      // the predict question's options (keys ch.ID.o1..)
 	Answer  int      // the right option, 1-based, at the chapter's preset (a test checks it)
+	// Terms are the glossary's terms the chapter's texts use: each is
+	// defined (hover, tap, focus) where it first appears on the chapter's page.
+	Terms []string
 }
 
 // Chapters are the lecture's four demos and the lab, in order.
 var Chapters = []Chapter{
-	{ID: "demo1", Demo: 1, Preset: "demo1", Moves: []string{"batch", "ctx", "effc", "ovh"}, Layout: "step", Options: 3, Answer: 2},
-	{ID: "demo2", Demo: 2, Preset: "demo2", Moves: []string{"prompt", "output", "effc"}, Layout: "curves", Options: 2, Answer: 1},
-	{ID: "demo3", Demo: 3, Preset: "demo3", Moves: []string{"slottft", "slotpot", "output"}, Layout: "goodput", Options: 3, Answer: 3},
-	{ID: "demo4", Demo: 4, Preset: "demo4", Moves: []string{"rate", "prompt"}, Layout: "budget", Options: 3, Answer: 3},
-	{ID: "lab", Demo: 0, Preset: "lab-chunked", Moves: []string{"streams", "long", "budget"}, Layout: "lab", Options: 3, Answer: 1},
+	{ID: "demo1", Demo: 1, Preset: "demo1", Moves: []string{"batch", "ctx", "effc", "ovh"}, Layout: "step", Options: 3, Answer: 2,
+		Terms: []string{"prefill", "decode", "step", "batch"}},
+	{ID: "demo2", Demo: 2, Preset: "demo2", Moves: []string{"prompt", "output", "effc"}, Layout: "curves", Options: 2, Answer: 1,
+		Terms: []string{"prefill", "decode", "p90", "tpot"}},
+	{ID: "demo3", Demo: 3, Preset: "demo3", Moves: []string{"slottft", "slotpot", "output"}, Layout: "goodput", Options: 3, Answer: 3,
+		Terms: []string{"goodput", "slo", "ttft", "tpot"}},
+	{ID: "demo4", Demo: 4, Preset: "demo4", Moves: []string{"rate", "prompt"}, Layout: "budget", Options: 3, Answer: 3,
+		Terms: []string{"prefill", "decode", "ttft", "tpot"}},
+	{ID: "lab", Demo: 0, Preset: "lab-chunked", Moves: []string{"streams", "long", "budget"}, Layout: "lab", Options: 3, Answer: 1,
+		Terms: []string{"prefill", "worstgap"}},
+}
+
+// FoldCase is s with ASCII letters in lower case and every other byte as
+// it is (offsets into it are offsets into s): how a chapter's text is
+// searched for its terms ("Goodput" is the term, "goodput" the text's word).
+func FoldCase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // ChapterByID finds a chapter.

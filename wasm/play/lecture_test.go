@@ -240,3 +240,27 @@ func TestLabPrefillRowCountsTheStall(t *testing.T) {
 		}
 	}
 }
+
+// TestChapterTermsAppearInTheirTexts: each term a chapter defines appears
+// in the chapter's own texts in every language (so the page can define it
+// where it first appears), and has a definition there.
+func TestChapterTermsAppearInTheirTexts(t *testing.T) {
+	for _, ch := range Chapters {
+		for _, lang := range Langs() {
+			var text string
+			for _, part := range []string{"question", "fixed", "moves", "narrative"} {
+				text += T(lang, "ch."+ch.ID+"."+part) + "\n"
+			}
+			for _, k := range ch.Terms {
+				name, def := T(lang, "term."+k), T(lang, "def."+k)
+				if name == "term."+k || def == "def."+k {
+					t.Errorf("%s: term %s has no name or definition in %s", ch.ID, k, lang)
+					continue
+				}
+				if !strings.Contains(FoldCase(text), FoldCase(name)) {
+					t.Errorf("%s (%s): the texts never say %q (term %s)", ch.ID, lang, name, k)
+				}
+			}
+		}
+	}
+}
