@@ -144,9 +144,9 @@ func demo2HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["prompt"], vals["output"] = strconv.Itoa(u.st.Prompt), strconv.Itoa(u.st.Output)
 	table := tableHTML(u.trf("t2.caption", u.st.Prompt, u.st.Output),
 		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows)
-	unit := u.tr("unit.req/s")
-	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, unit, u.tr("fig.log")) + legendHTML(col) + `</figure><figure>` +
-		curvesSVG(u.tr("f2.tpot.aria"), tp, 0, unit, u.tr("fig.log")) + legendHTML(tp) + `</figure></div>`
+	xt := u.tr("fig.rate")
+	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, xt, u.tr("fig.p90ttft")) + legendHTML(col) + `</figure><figure>` +
+		curvesSVG(u.tr("f2.tpot.aria"), tp, 0, xt, u.tr("fig.p90tpot")) + legendHTML(tp) + `</figure></div>`
 	return table, fig
 }
 

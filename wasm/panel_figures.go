@@ -107,7 +107,7 @@ func ratesChart(u *uiState, rates []play.RatePoint, cur float64, caption string)
 		series[1].pts = append(series[1].pts, [2]float64{r.Rate, r.TPOTP90})
 	}
 	var sb strings.Builder
-	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, cur, u.tr("unit.req/s"), u.tr("fig.log")))
+	sb.WriteString(curvesSVG(u.tr("rates.aria"), series, cur, u.tr("fig.rate"), u.tr("fig.p90")))
 	fmt.Fprintf(&sb, `<p class="small"><span class="k-ttft">━ %s</span> · <span class="k-tpot">╍ %s</span> · %s</p>`,
 		html.EscapeString(u.tr("rates.ttft")), html.EscapeString(u.tr("rates.tpot")), html.EscapeString(u.tr("rates.current")))
 	fmt.Fprintf(&sb, `<table class="small"><caption>%s</caption><tr><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th><th scope="col">%s</th></tr>`,
@@ -127,10 +127,10 @@ type curve struct {
 
 // curvesSVG draws latency curves against rate on a log scale (latency
 // explodes past saturation: a log scale keeps the knee and the flat part
-// readable), with a dotted line at cur when cur > 0; logLbl marks the
-// scale (the catalogues' "fig.log").
-func curvesSVG(aria string, cs []curve, cur float64, xunit, logLbl string) string {
-	const W, H, L, B = 320.0, 150.0, 44.0, 22.0
+// readable), with ticks on both axes, the titles xTitle and yTitle, and a
+// dotted line at cur when cur > 0.
+func curvesSVG(aria string, cs []curve, cur float64, xTitle, yTitle string) string {
+	const W, H, L, B = 330.0, 160.0, 62.0, 30.0
 	lo, hi, maxX := math.Inf(1), 0.0, 0.0
 	for _, c := range cs {
 		for _, p := range c.pts {
@@ -146,20 +146,30 @@ func curvesSVG(aria string, cs []curve, cur float64, xunit, logLbl string) strin
 	if maxX <= 0 {
 		maxX = 1
 	}
-	lo, hi = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+	// The axes end at the data's own extremes, rounded out to a 1-2-5 step,
+	// not padded to whole decades.
+	lo, hi = roundDown125(lo), roundUp125(hi)
 	if hi <= lo {
-		hi = lo * 10
+		hi = lo * 2
 	}
-	x := func(r float64) float64 { return L + r/maxX*(W-L-8) }
+	x := func(r float64) float64 { return L + r/maxX*(W-L-10) }
 	y := func(v float64) float64 {
 		v = math.Max(v, lo)
-		return H - B - (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(H-B-8)
+		return H - B - (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(H-B-10)
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(aria))
-	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="8" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-8, H-B, L, L, H-B)
-	fmt.Fprintf(&sb, `<text x="2" y="14" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text><text x="2" y="%g" class="lbl">%s</text>`, play.FormatDur(hi), H-B, play.FormatDur(lo), (H-B)/2, html.EscapeString(logLbl))
-	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl">%g %s</text>`, W-70, H-4, maxX, html.EscapeString(xunit))
+	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="10" x2="%g" y2="%g" class="axis"/>`, L, H-B, W-10, H-B, L, L, H-B)
+	for _, v := range play.LogTicks(lo, hi) {
+		fmt.Fprintf(&sb, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" class="tick"/><text x="%g" y="%.1f" class="lbl tl">%s</text>`,
+			L-4, y(v), L, y(v), L-6, y(v)+4, play.FormatDur(v))
+	}
+	for _, v := range play.Ticks(0, maxX, 5) {
+		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" class="tick"/><text x="%.1f" y="%g" class="lbl tc">%s</text>`,
+			x(v), H-B, x(v), H-B+4, x(v), H-B+15, play.FormatNum(v))
+	}
+	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="lbl tc">%s</text>`, L+(W-L-10)/2, H-2, html.EscapeString(xTitle))
+	fmt.Fprintf(&sb, `<text x="10" y="%g" class="lbl tc" transform="rotate(-90 10 %g)">%s</text>`, (H-B)/2, (H-B)/2, html.EscapeString(yTitle))
 	for _, c := range cs {
 		var pts []string
 		for _, p := range c.pts {
@@ -175,8 +185,30 @@ func curvesSVG(aria string, cs []curve, cur float64, xunit, logLbl string) strin
 		}
 	}
 	if cur > 0 {
-		fmt.Fprintf(&sb, `<line class="cur" x1="%.1f" y1="8" x2="%.1f" y2="%g"/>`, x(cur), x(cur), H-B)
+		fmt.Fprintf(&sb, `<line class="cur" x1="%.1f" y1="10" x2="%.1f" y2="%g"/>`, x(cur), x(cur), H-B)
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()
+}
+
+// roundDown125 and roundUp125 round a positive value to the 1-2-5 step at or
+// below (above) it: a log axis' ends.
+func roundDown125(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*d <= v*(1+1e-9) {
+			return m * d
+		}
+	}
+	return d
+}
+
+func roundUp125(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*d >= v*(1-1e-9) {
+			return m * d
+		}
+	}
+	return 10 * d
 }

@@ -568,8 +568,11 @@ var catalogueEN = map[string]string{
 	"msg.simulating": "simulating… %.0f%% (a long run: the page stays usable, and a new setting starts it over)",
 
 	// the latency charts' log-scale mark, and what a laid-over file is
-	"fig.log":    "log",
-	"ovkind.lab": "lab",
+	"fig.rate":    "arrival rate (req/s)",
+	"fig.p90":     "P90 latency (log scale)",
+	"fig.p90ttft": "P90 TTFT (log scale)",
+	"fig.p90tpot": "P90 TPOT (log scale)",
+	"ovkind.lab":  "lab",
 
 	// a recovered panic (the place and the Go error stay as they are)
 	"msg.internal": "internal error in %s: %s — the page recovered; please report it with the link",

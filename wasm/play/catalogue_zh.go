@@ -556,8 +556,11 @@ var catalogueZH = map[string]string{
 	"msg.simulating": "正在模拟……%.0f%%（运行较长：页面仍可操作，改动设置会重新开始）",
 
 	// the latency charts' log-scale mark, and what a laid-over file is
-	"fig.log":    "对数",
-	"ovkind.lab": "实验",
+	"fig.rate":    "到达速率（请求/秒）",
+	"fig.p90":     "P90 延迟（对数刻度）",
+	"fig.p90ttft": "P90 TTFT（对数刻度）",
+	"fig.p90tpot": "P90 TPOT（对数刻度）",
+	"ovkind.lab":  "实验",
 
 	// a recovered panic (the place and the Go error stay as they are)
 	"msg.internal": "内部错误（%s）：%s —— 页面已恢复；请连同链接一起报告",

@@ -52,3 +52,51 @@ func trimZeros(s string) string {
 	}
 	return s
 }
+
+// Ticks are the axis ticks of a linear axis over [lo, hi]: multiples of a
+// round step (1, 2 or 5 times a power of ten) chosen so that about n fit.
+func Ticks(lo, hi float64, n int) []float64 {
+	if !(hi > lo) || n < 1 || math.IsInf(hi-lo, 0) {
+		return []float64{lo}
+	}
+	raw := (hi - lo) / float64(n)
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := p
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			step = m * p
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+		t := math.Round(v/step) * step
+		if t == 0 {
+			t = 0 // not -0
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// LogTicks are the ticks of a logarithmic axis over [lo, hi]: every power
+// of ten, with 2× and 5× between them when the axis spans at most two
+// decades (so a short axis still has several labels).
+func LogTicks(lo, hi float64) []float64 {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	fine := math.Log10(hi/lo) <= 2
+	var out []float64
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi*(1+1e-9); d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if m != 1 && !fine {
+				continue
+			}
+			if v := d * m; v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 package play
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestFormatQty(t *testing.T) {
 	for _, c := range []struct {
@@ -29,5 +32,28 @@ func TestFormatDur(t *testing.T) {
 		if got := FormatDur(c.s); got != c.want {
 			t.Errorf("FormatDur(%v) = %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		want   []float64
+	}{
+		{0, 60, 5, []float64{0, 20, 40, 60}},
+		{0, 120, 5, []float64{0, 50, 100}},
+		{0, 1, 4, []float64{0, 0.5, 1}},
+		{0, 2048, 4, []float64{0, 1000, 2000}},
+	} {
+		if got := Ticks(c.lo, c.hi, c.n); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Ticks(%g, %g, %d) = %v, want %v", c.lo, c.hi, c.n, got, c.want)
+		}
+	}
+	if got := LogTicks(0.001, 0.1); fmt.Sprint(got) != fmt.Sprint([]float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}) {
+		t.Errorf("LogTicks over two decades = %v", got)
+	}
+	if got := LogTicks(0.001, 10); len(got) != 5 {
+		t.Errorf("LogTicks over four decades = %v, want the five powers of ten", got)
 	}
 }
