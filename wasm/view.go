@@ -464,23 +464,39 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 	top = niceCeil(top)
 	scale := (g.itlH - 4*g.s) / top
 	base := g.itlY + g.itlH
+	// A gap is as long as it is high: one wider than a few pixels on the
+	// time axis is also drawn as a bar over the time it lasted, ending at
+	// the token that closed it, so a stall reads as the wait it was.
+	pps := pw / v.Span
+	span := func(c int, gap float64, col color.RGBA) {
+		x, w := g.left+float64(c), gap*pps
+		if w > 3*g.s {
+			x0 := math.Max(g.left, x-w)
+			b.rect(x0, base-gap*scale, x-x0, 2*g.s, col)
+		}
+	}
 	for c, gap := range sims {
 		if gap > 0 {
 			b.rect(g.left+float64(c), base-gap*scale, 2*g.s, gap*scale, reqPalette[1])
+			span(c, gap, reqPalette[1])
 		}
 	}
 	for _, m := range mcols {
 		for c, gap := range m.vals {
 			if gap > 0 {
 				b.rect(g.left+float64(c)-1*g.s, base-gap*scale-1*g.s, 3*g.s, 3*g.s, m.c)
+				span(c, gap, m.c)
 			}
 		}
 		b.flushIfFull(dst)
 	}
+	// The scale: a tick at half the top, beside the top's own label.
+	b.rect(g.left, base-top/2*scale, pw, 1*g.s, colGrid)
 	b.flush(dst)
 	return []label{
 		{4 * g.s, g.itlY, play.T(lang, "canvas.gap"), "row"},
 		{4 * g.s, g.itlY + 16*g.s, play.T(lang, "canvas.max") + " " + play.FormatDur(top), "small"},
+		{4 * g.s, base - top/2*scale - 6*g.s, play.FormatDur(top / 2), "small"},
 	}
 }
 
