@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/internal/floats"
 	"servelab/sim/lab"
 	"servelab/sim/results"
 )
@@ -531,7 +532,7 @@ func fitLog(base sim.StepModel, infos []sim.ConstantInfo, active []int, meas, no
 			for i := range idx {
 				idx[i] = i
 			}
-			slices.SortFunc(idx, func(a, b int) int { return cmpFloat(fs[a], fs[b]) })
+			slices.SortFunc(idx, func(a, b int) int { return floats.Compare(fs[a], fs[b]) })
 			np, nf := make([][]float64, len(pts)), make([]float64, len(pts))
 			for i, j := range idx {
 				np[i], nf[i] = pts[j], fs[j]
@@ -720,17 +721,6 @@ func normal(J [][]float64, r []float64) ([][]float64, []float64) {
 		}
 	}
 	return A, g
-}
-
-// cmpFloat orders a and b as slices.SortFunc wants (0 when either is NaN).
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // solve is Gaussian elimination with partial pivoting; false when singular.

@@ -21,6 +21,7 @@ import (
 	"slices"
 
 	"servelab/sim"
+	"servelab/sim/internal/floats"
 	"servelab/sim/internal/jsonread"
 )
 
@@ -85,10 +86,10 @@ func Summarise(r Run) Summary {
 	if !arrivalsSorted(arr) {
 		arr = slices.Clone(arr)
 		slices.SortFunc(arr, func(a, b Arrival) int {
-			if c := cmpFloat(a.T, b.T); c != 0 {
+			if c := floats.Compare(a.T, b.T); c != 0 {
 				return c
 			}
-			return cmpFloat(a.Gap, b.Gap)
+			return floats.Compare(a.Gap, b.Gap)
 		})
 	}
 	_, _, windowEnd := r.Window()
@@ -160,17 +161,6 @@ func arrivalsSorted(arr []Arrival) bool {
 	return true
 }
 
-// cmpFloat orders a and b as slices.SortFunc wants (0 when either is NaN).
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // Config is the run's flags as run.py writes them under "config" (its
 // argparse namespace minus --compare), in the script's key order: the
 // workload's keys (LabWorkload, embedded) sit between label and warmup.
@@ -240,10 +230,10 @@ func (m *Measured) Arrivals() []Arrival {
 func GapsFrom(arrivals []Arrival, inject float64) []Gap {
 	arr := slices.Clone(arrivals)
 	slices.SortFunc(arr, func(a, b Arrival) int {
-		if c := cmpFloat(a.T, b.T); c != 0 {
+		if c := floats.Compare(a.T, b.T); c != 0 {
 			return c
 		}
-		return cmpFloat(a.Gap, b.Gap)
+		return floats.Compare(a.Gap, b.Gap)
 	})
 	out := make([]Gap, len(arr))
 	for i, a := range arr {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/internal/floats"
 )
 
 // Request is one request of a benchmark run as the tool recorded it.
@@ -126,7 +127,7 @@ func (b *Run) Figures(tick Tick) (map[string]float64, error) {
 				return err
 			}
 		} else {
-			if err := sortTick(xs, cmpFloat, tk, done/total); err != nil {
+			if err := sortTick(xs, floats.Compare, tk, done/total); err != nil {
 				return err
 			}
 			for _, p := range []float64{50, 90, 99} {
@@ -256,7 +257,7 @@ func (b *Run) Timeline(tick Tick) ([]sim.Gap, error) {
 		}
 	}
 	// A stable sort: chunks of two requests at one time keep the file's order, whichever sort runs.
-	if err := sortTick(out, func(a, b sim.Gap) int { return cmpFloat(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
+	if err := sortTick(out, func(a, b sim.Gap) int { return floats.Compare(a.TRelInject, b.TRelInject) }, tk, 0); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -400,7 +401,7 @@ func linearQuantile(xs []float64, p float64) float64 {
 		return 0
 	}
 	s := slices.Clone(xs)
-	sortTick(s, cmpFloat, &ticker{}, 0)
+	sortTick(s, floats.Compare, &ticker{}, 0)
 	return sortedLinear(s, p)
 }
 
@@ -436,7 +437,7 @@ func cdfQuantile(xs, w []float64, p float64) float64 {
 // into one point, as GuideLLM's np.unique does; the weights are turned
 // into each point's share of the total.
 func cdfPoints(pts []weighted, tk *ticker, at float64) (vals, shares []float64, err error) {
-	if err := sortTick(pts, func(a, b weighted) int { return cmpFloat(a.v, b.v) }, tk, at); err != nil {
+	if err := sortTick(pts, func(a, b weighted) int { return floats.Compare(a.v, b.v) }, tk, at); err != nil {
 		return nil, nil, err
 	}
 	total := 0.0
@@ -485,15 +486,4 @@ func weightedMean(xs, w []float64) float64 {
 		return 0
 	}
 	return s / t
-}
-
-// cmpFloat orders a and b as slices.SortFunc wants.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"servelab/sim/internal/floats"
 	"servelab/sim/internal/jsonread"
 )
 
@@ -270,7 +271,7 @@ func TestSortTickIsStable(t *testing.T) {
 	for i := range xs {
 		xs[i] = weighted{float64((i * 7919) % 113), float64(i)}
 	}
-	sortTick(xs, func(a, b weighted) int { return cmpFloat(a.v, b.v) }, &ticker{}, 0)
+	sortTick(xs, func(a, b weighted) int { return floats.Compare(a.v, b.v) }, &ticker{}, 0)
 	for i := 1; i < len(xs); i++ {
 		if xs[i].v < xs[i-1].v || (xs[i].v == xs[i-1].v && xs[i].w < xs[i-1].w) {
 			t.Fatalf("at %d: %v after %v", i, xs[i], xs[i-1])
