@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// This file is what a measuring client reads from an OpenAI-compatible token
-// stream, shared by `servelab measure` and the page's edge live mode so both
-// count tokens the same way (see ../shared/notes/measuring-streams.md).
+// This file is what one data payload of an OpenAI-compatible token stream
+// means; StreamReader (sse.go) applies it to a whole stream for both
+// `servelab measure` and the page's edge mode (see
+// ../shared/notes/measuring-streams.md).
 
 // StreamFrame is what one SSE data payload means to a timing client.
 type StreamFrame struct {

@@ -2,185 +2,27 @@ package play
 
 // The lab's closed loop run by the page itself, for the edge proxy (the
 // Cloudflare Worker), which cannot run a measurement server-side. This file
-// is the part without the DOM: the SSE parser, the per-stream timing and the
-// scheduler. wasm/edge.go sends the requests with the browser's fetch and
-// feeds every chunk here with the time it was read.
+// is the part without the DOM: the scheduler, with lab.StreamReader (the
+// reader servelab measure uses) reading each stream. wasm/edge.go sends the
+// requests with the browser's fetch and feeds every chunk here with the
+// time it was read.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"servelab/sim"
 	"servelab/sim/lab"
 )
 
-// SSELine is one data line of an event stream and the time of the read
-// that completed it.
-type SSELine struct {
-	T     float64
-	Event string // the event: field in force ("" for plain messages)
-	Data  []byte
-}
-
-// SSEParser splits an event stream read in arbitrary chunks into data
-// lines. A line split across chunks is stamped with the chunk that ends
-// it, as the native client stamps the read that completed the line.
-type SSEParser struct {
-	buf    []byte
-	event  string
-	skipLF bool
-}
-
-// Feed consumes one chunk read at time t and returns the complete data
-// lines it finished. Comments, id: and retry: lines are dropped; CRLF, CR
-// and LF all end a line; "data:" may be followed by a space or not.
-func (p *SSEParser) Feed(chunk []byte, t float64) []SSELine {
-	if p.skipLF && len(chunk) > 0 {
-		p.skipLF = false
-		if chunk[0] == '\n' {
-			chunk = chunk[1:] // the second half of a CRLF split across chunks
-		}
-	}
-	p.buf = append(p.buf, chunk...)
-	var out []SSELine
-	for {
-		i := bytes.IndexAny(p.buf, "\r\n")
-		if i < 0 {
-			break
-		}
-		line := p.buf[:i]
-		next := i + 1
-		if p.buf[i] == '\r' {
-			if i+1 < len(p.buf) && p.buf[i+1] == '\n' {
-				next++
-			} else if i+1 == len(p.buf) {
-				p.skipLF = true // a CR ends the line now; an LF may follow in the next chunk
-			}
-		}
-		if l, ok := p.line(line, t); ok {
-			out = append(out, l)
-		}
-		p.buf = p.buf[next:]
-	}
-	// Keep the unfinished line in a buffer of its own so that the chunk's
-	// backing array is not pinned.
-	p.buf = append([]byte(nil), p.buf...)
-	return out
-}
-
-// Flush returns a last line the stream ended without terminating.
-func (p *SSEParser) Flush(t float64) []SSELine {
-	line := p.buf
-	p.buf = nil
-	if len(line) == 0 {
-		return nil
-	}
-	if l, ok := p.line(line, t); ok {
-		return []SSELine{l}
-	}
-	return nil
-}
-
-func (p *SSEParser) line(line []byte, t float64) (SSELine, bool) {
-	switch {
-	case len(line) == 0:
-		p.event = "" // the end of an event
-	case line[0] == ':':
-		// a comment or keep-alive
-	case bytes.HasPrefix(line, []byte("event:")):
-		p.event = strings.TrimSpace(string(line[len("event:"):]))
-	case bytes.HasPrefix(line, []byte("data:")):
-		d := line[len("data:"):]
-		if len(d) > 0 && d[0] == ' ' {
-			d = d[1:]
-		}
-		return SSELine{T: t, Event: p.event, Data: append([]byte(nil), bytes.TrimSpace(d)...)}, true
-	}
-	return SSELine{}, false
-}
-
-// TokenFrame is one frame that carried output, as the live view shows it.
+// TokenFrame is one frame that carried output, as the live view shows it:
+// the stream reader's frame, with T in seconds since the load started.
 type TokenFrame struct {
 	Stream int
 	Long   bool
-	T      float64 // seconds since the load started
-	Gap    float64 // since the stream's previous token frame; 0 for its first
-	Tokens int
-	First  bool
+	lab.TokenFrame
 }
-
-// StreamTiming times one streamed completion from its chunks, exactly as
-// the native client (servelab measure) does: TTFT is the first frame
-// carrying output, role-only and usage-only chunks are no tokens and do not
-// move the last-token time, tokens per frame come from the cumulative usage
-// when the server sends it, and an error frame fails the request.
-type StreamTiming struct {
-	Start          float64 // when the request was sent
-	parser         SSEParser
-	last           float64
-	lab.TokenCount // Usage: the server sent usage; Bundled: some frame carried several tokens
-	Chunks         int
-	Tokens         int
-	Done           bool // [DONE] seen
-	Err            string
-	Malformed      int
-}
-
-// Feed consumes one chunk read at time t and returns the token frames it
-// completed (Stream and Long are left for the caller).
-func (s *StreamTiming) Feed(chunk []byte, t float64) []TokenFrame {
-	return s.lines(s.parser.Feed(chunk, t))
-}
-
-// End closes the stream at time t (the body ended) and returns a frame an
-// unterminated last line held.
-func (s *StreamTiming) End(t float64) []TokenFrame {
-	return s.lines(s.parser.Flush(t))
-}
-
-func (s *StreamTiming) lines(ls []SSELine) []TokenFrame {
-	var out []TokenFrame
-	for _, l := range ls {
-		if s.Done || s.Err != "" {
-			break
-		}
-		if string(l.Data) == "[DONE]" {
-			s.Done = true
-			break
-		}
-		fr := s.Read(l.Event, l.Data)
-		if fr.Malformed {
-			s.Malformed++
-			continue
-		}
-		if fr.Error != "" {
-			s.Err = "error frame: " + fr.Error
-			break
-		}
-		tok := fr.Tokens
-		if tok == 0 {
-			continue // usage-only or role-only: no token
-		}
-		f := TokenFrame{T: l.T, Tokens: tok, First: s.Chunks == 0}
-		if !f.First {
-			f.Gap = l.T - s.last
-		}
-		s.last = l.T
-		s.Chunks++
-		s.Tokens += tok
-		out = append(out, f)
-	}
-	return out
-}
-
-// TTFT is the seconds from sending to the first token frame (0 before it).
-func (s *StreamTiming) TTFT(first float64) float64 { return first - s.Start }
-
-// OutputTokens is the server's cumulative count when it sent one, else the frames' sum.
-func (s *StreamTiming) OutputTokens() int { return s.Total(s.Tokens) }
 
 // Launch is a request the loop wants sent: POST Body to the completions
 // route, and report its chunks and end under ID.
@@ -222,8 +64,7 @@ type loopReq struct {
 	warmup bool
 	long   bool
 	max    int
-	timing StreamTiming
-	ttft   float64
+	timing lab.StreamReader
 	res    lab.StreamResult
 }
 
@@ -270,7 +111,7 @@ func (l *Loop) launch(now float64, warmup, long bool) Launch {
 	case !warmup:
 		prompt = l.shortP[l.next%len(l.shortP)]
 	}
-	r.timing.Start = now
+	r.timing.Start, r.timing.MaxTokens = now, r.max
 	l.next++
 	l.inFlight[r.id] = r
 	return Launch{ID: r.id, Long: long, Body: l.body(prompt, r.max)}
@@ -333,23 +174,23 @@ func (l *Loop) Chunk(id int, chunk []byte, now float64) []TokenFrame {
 	return l.file(r, r.timing.Feed(chunk, now))
 }
 
-func (l *Loop) file(r *loopReq, fs []TokenFrame) []TokenFrame {
+// file records request r's token frames from the stream reader and returns
+// them for the view (none for a warmup request).
+func (l *Loop) file(r *loopReq, fs []lab.TokenFrame) []TokenFrame {
 	if r.warmup {
 		return nil
 	}
-	for i := range fs {
-		f := &fs[i]
-		if f.First {
-			r.ttft = f.T - r.timing.Start
-		}
+	out := make([]TokenFrame, 0, len(fs))
+	for _, lf := range fs {
+		f := TokenFrame{Stream: r.id, Long: r.long, TokenFrame: lf}
 		f.T -= l.t0
-		f.Stream, f.Long = r.id, r.long
 		if !f.First && !r.long {
 			l.arrivals = append(l.arrivals, lab.Arrival{T: f.T, Gap: f.Gap})
 		}
 		l.frames = append(l.frames, lab.Frame{Stream: r.id, Long: r.long, TRelInject: f.T, Gap: f.Gap, Tokens: f.Tokens})
+		out = append(out, f)
 	}
-	return fs
+	return out
 }
 
 // End reports that request id finished at time now: its body ended
@@ -367,7 +208,7 @@ func (l *Loop) End(id int, now float64, status int, errText string) ([]TokenFram
 		fs = l.file(r, r.timing.End(now))
 	}
 	t := &r.timing
-	res := lab.StreamResult{TTFT: r.ttft, Latency: now - t.Start, Chunks: t.Chunks, Tokens: t.OutputTokens()}
+	res := lab.StreamResult{TTFT: t.TTFT, Latency: now - t.Start, Chunks: t.Chunks, Tokens: t.OutputTokens()}
 	switch {
 	case errText != "":
 		res.Error = errText
@@ -457,11 +298,14 @@ func (l *Loop) Result() *lab.Measured {
 	x := &lab.Extra{Interrupted: l.stopped != ""}
 	reqs := slices.Clone(l.reqs)
 	slices.SortFunc(reqs, func(a, b loopReq) int { return a.id - b.id })
-	fewer, okN, bundled, noUsage, malformed := 0, 0, 0, 0, 0
+	fewer, okN, bundled, noUsage, malformed, badUsage := 0, 0, 0, 0, 0, 0
 	example := ""
 	for _, r := range reqs {
 		x.Requests = append(x.Requests, r.res)
 		malformed += r.timing.Malformed
+		if r.timing.BadUsage {
+			badUsage++
+		}
 		if !r.res.OK {
 			continue
 		}
@@ -492,6 +336,9 @@ func (l *Loop) Result() *lab.Measured {
 	}
 	if okN > 0 && noUsage == okN {
 		x.Warnings = append(x.Warnings, "the server sent no usage in its chunks: tokens per frame are assumed to be 1")
+	}
+	if badUsage > 0 {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("%d responses reported more completion_tokens than max_tokens allows: their usage was ignored and each frame counted as one token", badUsage))
 	}
 	if malformed > 0 {
 		x.Warnings = append(x.Warnings, fmt.Sprintf("%d data lines were not JSON and were skipped", malformed))

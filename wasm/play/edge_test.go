@@ -10,82 +10,6 @@ import (
 	"servelab/sim/lab"
 )
 
-func TestSSEParserSplitsAndStamps(t *testing.T) {
-	// One stream cut at awkward places: inside "data:", inside a CRLF,
-	// inside the JSON; a comment, an id line, no space after "data:".
-	chunks := []string{
-		": keep-alive\r\n\r\nda",
-		"ta: {\"a\":1}\r",
-		"\n\r\nid: 7\ndata:{\"b\":2}\n\nevent: error\ndata: {\"c\"",
-		":3}\n\ndata: [DONE]\n\n",
-	}
-	var p SSEParser
-	var got []SSELine
-	for i, c := range chunks {
-		got = append(got, p.Feed([]byte(c), float64(i))...)
-	}
-	want := []SSELine{{T: 1, Data: []byte(`{"a":1}`)}, {T: 2, Data: []byte(`{"b":2}`)}, {T: 3, Event: "error", Data: []byte(`{"c":3}`)}, {T: 3, Data: []byte("[DONE]")}}
-	if len(got) != len(want) {
-		t.Fatalf("got %d lines %v, want %d", len(got), got, len(want))
-	}
-	for i := range want {
-		if got[i].T != want[i].T || got[i].Event != want[i].Event || string(got[i].Data) != string(want[i].Data) {
-			t.Errorf("line %d = {%g %q %s}, want {%g %q %s}", i, got[i].T, got[i].Event, got[i].Data, want[i].T, want[i].Event, want[i].Data)
-		}
-	}
-	// A last line without its newline comes out at Flush.
-	p.Feed([]byte("data: tail"), 4)
-	if f := p.Flush(5); len(f) != 1 || string(f[0].Data) != "tail" || f[0].T != 5 {
-		t.Errorf("Flush = %v", f)
-	}
-}
-
-func TestSSEParserByteByByte(t *testing.T) {
-	stream := "data: {\"choices\":[{\"text\":\"x\"}]}\r\n\r\ndata: {\"choices\":[{\"text\":\"y\"}]}\n\n"
-	var p SSEParser
-	var n int
-	for i := 0; i < len(stream); i++ {
-		for _, l := range p.Feed([]byte{stream[i]}, float64(i)) {
-			n++
-			if !json.Valid(l.Data) {
-				t.Errorf("line %q is not the whole frame", l.Data)
-			}
-		}
-	}
-	if n != 2 {
-		t.Errorf("%d lines, want 2", n)
-	}
-}
-
-func TestStreamTimingFrames(t *testing.T) {
-	s := StreamTiming{Start: 10}
-	feed := func(t0 float64, lines ...string) []TokenFrame {
-		return s.Feed([]byte("data: "+strings.Join(lines, "\n\ndata: ")+"\n\n"), t0)
-	}
-	// Role-only chat chunk, then content; usage cumulative; a usage-only chunk.
-	var fs []TokenFrame
-	fs = append(fs, feed(10.5, `{"choices":[{"delta":{"role":"assistant"}}]}`)...)
-	fs = append(fs, feed(11, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)...)
-	fs = append(fs, feed(11.25, `{"choices":[{"text":"bc"}],"usage":{"completion_tokens":3}}`, `not json`)...)
-	fs = append(fs, feed(12, `{"choices":[],"usage":{"completion_tokens":3}}`)...)
-	fs = append(fs, feed(12.5, `[DONE]`, `{"choices":[{"text":"after done"}]}`)...)
-	if len(fs) != 2 {
-		t.Fatalf("frames %+v, want 2 (role-only, usage-only and after-[DONE] are no tokens)", fs)
-	}
-	if !fs[0].First || fs[0].T != 11 || fs[0].Tokens != 1 || fs[1].First || fs[1].Gap != 0.25 || fs[1].Tokens != 2 {
-		t.Errorf("frames %+v", fs)
-	}
-	if !s.Done || s.Chunks != 2 || s.OutputTokens() != 3 || !s.Bundled || s.Malformed != 1 || !s.Usage {
-		t.Errorf("timing %+v", s)
-	}
-	// A mid-stream error frame fails the request; nothing after it counts.
-	e := StreamTiming{}
-	e.Feed([]byte("data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"error\":{\"message\":\"boom\"}}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"), 1)
-	if e.Err != "error frame: boom" || e.Chunks != 1 {
-		t.Errorf("error frame: %+v", e)
-	}
-}
-
 // fakeServer answers the loop's requests on a virtual clock: each stream
 // sends a token every `tick` seconds, except that the long prompt's prefill
 // stalls every stream for `stall` seconds from the moment it arrives.
@@ -311,5 +235,35 @@ func TestLoopStopCancelsInFlight(t *testing.T) {
 	}
 	if n := l.Tick(5); len(n) != 0 {
 		t.Errorf("a stopped loop injected %d long prompts", len(n))
+	}
+}
+
+// TestLoopIgnoresUsageBeyondMaxTokens: the page counts a response whose
+// usage says more than max_tokens by its frames and warns, as servelab
+// measure does (both read through lab.StreamReader).
+func TestLoopIgnoresUsageBeyondMaxTokens(t *testing.T) {
+	c := testLoopConfig()
+	c.Warmup = 0
+	l, err := NewLoop(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := l.Start(0)
+	l.Chunk(ls[0].ID, []byte("data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"completion_tokens\":1}}\n\n"+
+		"data: {\"choices\":[{\"text\":\"b\"}],\"usage\":{\"completion_tokens\":9223372036854775807}}\n\ndata: [DONE]\n\n"), 0.1)
+	l.Stop("stopped")
+	for _, id := range l.InFlight() {
+		if id == ls[0].ID {
+			l.End(id, 0.2, 200, "")
+		} else {
+			l.End(id, 0.2, 200, Interrupted)
+		}
+	}
+	m := l.Result()
+	if len(m.Extra.Requests) != 1 || m.Extra.Requests[0].Tokens != 2 || !m.Extra.Requests[0].OK {
+		t.Errorf("requests %+v, want one of 2 tokens", m.Extra.Requests)
+	}
+	if w := strings.Join(m.Extra.Warnings, "\n"); !strings.Contains(w, "more completion_tokens than max_tokens") {
+		t.Errorf("warnings:\n%s", w)
 	}
 }

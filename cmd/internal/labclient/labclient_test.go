@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -353,7 +354,7 @@ func streamFrom(t *testing.T, o Options, h http.HandlerFunc) reply {
 }
 
 // TestEndlessLineIsCut: a server sending a line with no newline gets the
-// request failed once the line passes maxLine, not held in memory whole.
+// request failed once the line passes lab.MaxLine, not held in memory whole.
 func TestEndlessLineIsCut(t *testing.T) {
 	const total = 256 << 20
 	var written atomic.Int64
@@ -372,9 +373,9 @@ func TestEndlessLineIsCut(t *testing.T) {
 	if r.ok || !strings.Contains(r.err, "without a newline") {
 		t.Errorf("a %d MiB line: ok=%v err=%q, want the request failed for the line", total>>20, r.ok, r.err)
 	}
-	// The client stops reading at maxLine; what the server got out beyond it sits in socket buffers.
-	if w := written.Load(); w > 2*maxLine+(16<<20) {
-		t.Errorf("the server wrote %d MiB before the client gave up (line limit %d MiB)", w>>20, maxLine>>20)
+	// The client stops reading at lab.MaxLine; what the server got out beyond it sits in socket buffers.
+	if w := written.Load(); w > 2*lab.MaxLine+(16<<20) {
+		t.Errorf("the server wrote %d MiB before the client gave up (line limit %d MiB)", w>>20, lab.MaxLine>>20)
 	}
 }
 
@@ -510,5 +511,107 @@ func TestRedirectsAreNeverFollowed(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("%d requests followed the redirect (Authorization %q)", n, auth.Load())
+	}
+}
+
+// TestStreamOneIsTheSharedReader: what the client makes of a scripted
+// server's stream (its frames to the sink and its reply) is exactly what
+// lab.StreamReader gives for the bytes it read, with the times it read them;
+// and, times aside, what the reader gives for those bytes however cut.
+func TestStreamOneIsTheSharedReader(t *testing.T) {
+	tok := func(text string, usage int) string {
+		return fmt.Sprintf(`data: {"choices":[{"text":%q}],"usage":{"completion_tokens":%d}}`, text, usage)
+	}
+	for _, c := range []struct {
+		name   string
+		frames []string
+		chunks int
+		err    string
+	}{
+		{"CRLF, bundled, usage-only, malformed, two frames a write, [DONE]", []string{
+			": ping\r\n\r\n", tok("a", 1) + "\r\n\r\n", tok("bcd", 4) + "\r\n\r\n", "data: {nope\n\n",
+			tok("e", 5) + "\n\n" + tok("f", 6) + "\n\n", `data: {"choices":[],"usage":{"completion_tokens":6}}` + "\n\n",
+			"data: [DONE]\n\n", tok("after", 7) + "\n\n"}, 4, ""},
+		{"usage beyond max_tokens, then an error frame mid-stream", []string{
+			tok("a", 1) + "\n\n", tok("b", 9223372036854775807) + "\n\n", `data: {"choices":[{"text":"c"}],"servelab_t":2.5}` + "\n\n",
+			"event: error\ndata: {\"message\":\"engine died\"}\n\n", tok("d", 3) + "\n\n"}, 3, "error frame: engine died"},
+		{"a last line without its newline", []string{tok("a", 1) + "\n\n", "da", "ta: " + `{"choices":[{"text":"b"}]}`}, 2, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := fakeServer(t, func(int, map[string]any) script { return script{pause: 2 * time.Millisecond, frames: c.frames} })
+			o := opts(srv.URL)
+			o.Model = "fake-model"
+			type read struct {
+				b   []byte
+				t   float64
+				err error
+			}
+			var reads []read
+			m := &measurement{opts: o, client: NewClient(2, true), t0: time.Now(),
+				tap: func(b []byte, t float64, err error) { reads = append(reads, read{bytes.Clone(b), t, err}) }}
+			type sunk struct {
+				now     time.Time
+				gap     time.Duration
+				tokens  int
+				first   bool
+				serverT float64
+			}
+			var got []sunk
+			r := m.streamOne(context.Background(), "1 2 3", 16, func(now time.Time, gap time.Duration, n int, first bool, serverT float64) {
+				got = append(got, sunk{now, gap, n, first, serverT})
+			})
+
+			// The same reads, with their times, through the shared reader.
+			rd := lab.StreamReader{MaxTokens: 16}
+			var fs []lab.TokenFrame
+			var all []byte
+			for _, x := range reads {
+				fs = append(fs, rd.Feed(x.b, x.t)...)
+				all = append(all, x.b...)
+				if errors.Is(x.err, io.EOF) {
+					fs = append(fs, rd.End(x.t)...)
+				}
+			}
+			if r.chunks != c.chunks || r.err != c.err || r.ok != (c.err == "") {
+				t.Errorf("ok=%v chunks=%d err=%q, want %d chunks and err %q", r.ok, r.chunks, r.err, c.chunks, c.err)
+			}
+			r.latency = 0
+			if want := replyOf(&rd); !reflect.DeepEqual(r, want) {
+				t.Errorf("reply %+v, the reader's %+v", r, want)
+			}
+			if len(got) != len(fs) {
+				t.Fatalf("%d frames to the sink, the reader's %d: %+v", len(got), len(fs), fs)
+			}
+			for i, f := range fs {
+				g := got[i]
+				if g.gap != time.Duration(f.Gap) || g.tokens != f.Tokens || g.first != f.First || g.serverT != f.ServelabT ||
+					g.now.Sub(got[0].now) != time.Duration(f.T-fs[0].T) {
+					t.Errorf("frame %d: sink %+v, reader %+v", i, g, f)
+				}
+			}
+			if r.ttft != time.Duration(fs[0].T) {
+				t.Errorf("ttft %v, the reader's first frame at %v", r.ttft, time.Duration(fs[0].T))
+			}
+
+			// Whatever the reads were, the bytes give the same frames, times aside.
+			for _, size := range []int{1, 3, 7, len(all)} {
+				one := lab.StreamReader{MaxTokens: 16}
+				var ofs []lab.TokenFrame
+				for at := 0; at < len(all); at += size {
+					ofs = append(ofs, one.Feed(all[at:min(at+size, len(all))], float64(at))...)
+				}
+				ofs = append(ofs, one.End(float64(len(all)))...)
+				w := replyOf(&one)
+				if w.chunks != r.chunks || w.tokens != r.tokens || w.usage != r.usage || w.bundled != r.bundled ||
+					w.badUsage != r.badUsage || w.malformed != r.malformed || w.err != r.err || w.ok != r.ok || len(ofs) != len(got) {
+					t.Fatalf("reads of %d bytes: %+v, the client %+v", size, w, r)
+				}
+				for i, f := range ofs {
+					if g := got[i]; g.tokens != f.Tokens || g.first != f.First || g.serverT != f.ServelabT {
+						t.Errorf("reads of %d bytes, frame %d: %+v, the client's %+v", size, i, f, g)
+					}
+				}
+			}
+		})
 	}
 }

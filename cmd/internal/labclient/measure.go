@@ -251,6 +251,8 @@ type measurement struct {
 	nfailed atomic.Int64
 	worstNs atomic.Int64
 	nextIdx atomic.Int64
+
+	tap func(b []byte, t float64, err error) // nil, or called with every read of a stream body and its time as fed (tests)
 }
 
 type frameRec struct {

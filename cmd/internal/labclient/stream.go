@@ -1,7 +1,6 @@
 package labclient
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -73,8 +72,11 @@ func connOf(c net.Conn) *kernelConn {
 	return kc
 }
 
-// streamOne sends one streaming request and times every frame that carries
-// output. Each line is timestamped when the read that completed it returned.
+// streamOne sends one streaming request and returns its outcome, handing
+// every frame that carries output to sink as it is read. lab.StreamReader
+// reads the stream: each read's bytes are fed with that read's arrival time
+// (the kernel's when the connection has it), so each line is stamped with
+// the read that completed it.
 func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens int, sink frameSink) reply {
 	o := &m.opts
 	body := map[string]any{"model": o.Model, "max_tokens": maxTokens, "temperature": 0.0, "stream": true, "ignore_eos": o.IgnoreEOS}
@@ -109,9 +111,13 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	if o.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+o.APIKey)
 	}
+	// The reader's clock: nanoseconds since start, exact in a float64, so
+	// every time and gap converts back to the nanosecond.
+	rd := lab.StreamReader{MaxTokens: maxTokens}
 	var out reply
 	start := time.Now()
 	fail := func(err error) reply {
+		out := replyOf(&rd) // what was read before the failure
 		out.latency = time.Since(start)
 		out.ok = false
 		switch {
@@ -144,109 +150,45 @@ func (m *measurement) streamOne(ctx context.Context, prompt string, maxTokens in
 	}
 	// Any bytes arriving count as activity, also while one long line grows.
 	sr := &stampedReader{r: resp.Body, conn: conn, onData: func() { idle.Reset(seconds(o.Timeout)) }}
-	br := bufio.NewReaderSize(sr, 64<<10)
-	var (
-		last  time.Time
-		count lab.TokenCount
-		event string
-		long  []byte
-	)
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A frame longer than the buffer: keep reading, up to maxLine.
-			if len(long)+len(line) > maxLine {
-				out.latency = time.Since(start)
-				out.err = fmt.Sprintf("a line of over %d MiB without a newline: not an SSE stream of tokens", maxLine>>20)
-				return out
-			}
-			long = append(long, line...)
+	emit := func(fs []lab.TokenFrame) {
+		for _, f := range fs {
+			sink(start.Add(time.Duration(f.T)), time.Duration(f.Gap), f.Tokens, f.First, f.ServelabT)
+		}
+	}
+	buf := make([]byte, 64<<10)
+	for !rd.Over() {
+		n, err := sr.Read(buf)
+		t := float64(sr.last.Sub(start))
+		if m.tap != nil {
+			m.tap(buf[:n], t, err)
+		}
+		if n > 0 {
+			emit(rd.Feed(buf[:n], t))
+		}
+		if err == nil || rd.Over() {
 			continue
 		}
-		if len(long) > 0 {
-			line = append(long, line...)
-			long = long[:0]
-		}
-		if err != nil && len(line) == 0 {
-			if errors.Is(err, io.EOF) {
-				break // the server closed the stream; as the script, that ends it
-			}
+		if !errors.Is(err, io.EOF) {
 			return fail(err)
 		}
-		now := sr.last
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			event = "" // end of an SSE event
-			continue
-		case line[0] == ':':
-			continue // comment / keep-alive
-		case bytes.HasPrefix(line, []byte("event:")):
-			event = string(bytes.TrimSpace(line[len("event:"):]))
-			continue
-		case !bytes.HasPrefix(line, []byte("data:")):
-			continue // id:, retry:
-		}
-		payload := bytes.TrimSpace(line[len("data:"):])
-		if string(payload) == "[DONE]" {
-			break
-		}
-		f := count.Read(event, payload)
-		switch {
-		case f.Malformed:
-			out.malformed++
-			continue
-		case f.Error != "":
-			// A mid-stream error frame fails the request, whatever came before.
-			out.latency = time.Since(start)
-			out.ok = false
-			out.err = "error frame: " + f.Error
-			return out
-		case f.Tokens == 0:
-			continue // role-only, usage-only or empty: not a token, and must not move the last-token time
-		}
-		if f.Tokens > 1 && f.Tokens > maxTokens-out.tokens {
-			// More than max_tokens in all (completion_tokens of 2^63-1, say):
-			// a server's count that cannot be true is not believed.
-			out.badUsage = true
-		}
-		if out.badUsage {
-			f.Tokens = 1
-		}
-		if out.chunks == 0 {
-			out.ttft = now.Sub(start)
-			sink(now, 0, f.Tokens, true, f.ServelabT)
-		} else {
-			gap := now.Sub(last)
-			out.gaps++
-			if gap == 0 {
-				out.sameRead++
-			}
-			sink(now, gap, f.Tokens, false, f.ServelabT)
-		}
-		out.chunks++
-		out.tokens += f.Tokens
-		last = now
-		if err != nil {
-			break
-		}
+		emit(rd.End(t)) // the server closed the stream; as the script, that ends it
+		break
 	}
+	out = replyOf(&rd)
 	out.latency = time.Since(start)
-	if !out.badUsage {
-		out.tokens = count.Total(out.tokens)
-	}
-	out.usage, out.bundled = count.Usage && !out.badUsage, count.Bundled && !out.badUsage
-	out.ok = out.chunks > 0
-	if !out.ok {
+	return out
+}
+
+// replyOf returns the outcome a stream reader came to, less the latency.
+func replyOf(rd *lab.StreamReader) reply {
+	out := reply{ttft: time.Duration(rd.TTFT), chunks: rd.Chunks, tokens: rd.OutputTokens(), usage: rd.Usage, bundled: rd.Bundled,
+		malformed: rd.Malformed, gaps: rd.Gaps, sameRead: rd.SameRead, badUsage: rd.BadUsage, err: rd.Err}
+	out.ok = out.err == "" && out.chunks > 0
+	if out.err == "" && !out.ok {
 		out.err = "no content chunks — check --api and that streaming is on"
 	}
 	return out
 }
-
-// maxLine bounds one SSE line: a token frame is well under a KiB, one with
-// a long text still far below this, and a server that never sends a newline
-// must not make the client hold the stream in memory (on every stream).
-const maxLine = 1 << 20
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
