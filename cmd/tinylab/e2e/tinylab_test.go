@@ -698,18 +698,6 @@ func TestLab(t *testing.T) {
 		t.Logf("calibrated on unchunked: eff_compute %v, overhead %v s; predicted chunked worst gap %.1f ms (measured %.1f), median gap during the long prefill %.1f ms (measured %.1f), long TTFT %.0f ms (measured %.0f)",
 			fit["eff_compute"], fit["overhead"], 1e3*pred.WorstGap, 1e3*c.alone.WorstGap, 1e3*pred.DuringP50, 1e3*c.alone.DuringP50, 1e3*pred.LongTTFT, 1e3*c.alone.LongTTFT)
 		keep(t, dir)
-		// The two runs are minutes apart on a shared CPU whose speed moves
-		// (another job, a frequency change): the profile was fitted at the
-		// first run's speed. Both runs decode the same 16 streams before the
-		// injection, so the ratio of their quiet ITL medians is how much faster
-		// or slower the machine was for the second run; the prediction is
-		// held to the second run at that speed.
-		speed := 1.0
-		if u.alone.QuietP50 > 0 && c.alone.QuietP50 > 0 {
-			speed = c.alone.QuietP50 / u.alone.QuietP50
-		}
-		pred.DuringP50, pred.LongTTFT, pred.WorstGap = speed*pred.DuringP50, speed*pred.LongTTFT, speed*pred.WorstGap
-		t.Logf("the machine ran the chunked run at %.2fx the unchunked run's decode step; the predictions are scaled by it", speed)
 		// The stall chunked prefill bounds is a chunk's step: the gaps while the
 		// long prompt's chunks run, each step one chunk. Their median is that
 		// step as the engine ran it; the worst gap is also whatever a busy
