@@ -15,20 +15,38 @@ import (
 
 	"servelab/sim"
 	lect "servelab/sim/lecture"
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
 
 // tableHTML writes a table: caption, header (already escaped HTML, so
 // terms can carry definitions) and rows of cells.
 func tableHTML(caption string, head []string, rows [][]string) string {
+	return pickTableHTML(nil, caption, head, rows, nil, -1)
+}
+
+// pickTableHTML is tableHTML whose rows the student can pick (click, tap,
+// Enter): row i sets picks[i], settings as a query ("policy=chunked&budget=512"),
+// on the chapter's experiment, so the timeline runs that row; row cur is
+// the one the timeline shows now (-1: none).
+func pickTableHTML(u *uiState, caption string, head []string, rows [][]string, picks []string, cur int) string {
 	var sb strings.Builder
 	sb.WriteString(`<table class="lecture"><caption>` + html.EscapeString(caption) + `</caption><tr>`)
 	for _, h := range head {
 		sb.WriteString(`<th scope="col">` + h + `</th>`)
 	}
 	sb.WriteString(`</tr>`)
-	for _, r := range rows {
-		sb.WriteString(`<tr>`)
+	for i, r := range rows {
+		switch {
+		case i < len(picks) && picks[i] != "":
+			cls := "pick"
+			if i == cur {
+				cls += " cur"
+			}
+			fmt.Fprintf(&sb, `<tr class="%s" data-act="set" data-arg="%s" tabindex="0" title="%s">`, cls, html.EscapeString(picks[i]), html.EscapeString(u.tr("ch.rowpick")))
+		default:
+			sb.WriteString(`<tr>`)
+		}
 		for i, c := range r {
 			if i == 0 {
 				sb.WriteString(`<th scope="row">` + c + `</th>`)
@@ -124,8 +142,13 @@ func demo2HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	rows := make([][]string, len(res.Demo2))
 	col := []curve{{"ttft", u.tr("f2.col.ttft"), nil}, {"pre", u.tr("f2.pre.ttft"), nil}}
 	tp := []curve{{"tpot", u.tr("f2.col.tpot"), nil}, {"dec", u.tr("f2.dec.tpot"), nil}}
+	picks, cur := make([]string, len(res.Demo2)), -1
 	for i, d := range res.Demo2 {
 		rows[i] = []string{fmt.Sprintf("%g", d.Rate), ms(d.ColocatedTTFT90), ms(d.ColocatedTPOT90), ms(d.PrefillTTFT90), ms(d.DecodeTPOT90)}
+		picks[i] = "rate=" + play.FormatNum(d.Rate)
+		if u.st.Rate == d.Rate && u.st.Policy == scenario.PrefillFirst {
+			cur = i
+		}
 		col[0].pts = append(col[0].pts, [2]float64{d.Rate, d.ColocatedTTFT90})
 		col[1].pts = append(col[1].pts, [2]float64{d.Rate, d.PrefillTTFT90})
 		tp[0].pts = append(tp[0].pts, [2]float64{d.Rate, d.ColocatedTPOT90})
@@ -142,8 +165,8 @@ func demo2HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["decmin"], vals["decmax"] = ms(decMin), ms(decMax)
 	vals["prettft"], vals["colttft"] = ms(lo.PrefillTTFT90), ms(lo.ColocatedTTFT90)
 	vals["prompt"], vals["output"] = strconv.Itoa(u.st.Prompt), strconv.Itoa(u.st.Output)
-	table := tableHTML(u.trf("t2.caption", u.st.Prompt, u.st.Output),
-		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows)
+	table := pickTableHTML(u, u.trf("t2.caption", u.st.Prompt, u.st.Output),
+		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows, picks, cur)
 	xt := u.tr("fig.rate")
 	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, xt, u.tr("fig.p90ttft")) + legendHTML(col) + `</figure><figure>` +
 		curvesSVG(u.tr("f2.tpot.aria"), tp, 0, xt, u.tr("fig.p90tpot")) + legendHTML(tp) + `</figure></div>`
@@ -242,11 +265,18 @@ func demo3HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 // demo4HTML is the budget table and the TTFT/TPOT trade-off.
 func demo4HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
 	rows := make([][]string, len(res.Demo4))
+	picks, cur := make([]string, len(res.Demo4)), -1
 	for i, d := range res.Demo4 {
 		b := "–"
 		name := u.tr("t4.pf")
+		picks[i] = "policy=prefill-first&rate=" + play.FormatNum(res.Config.Rate4)
 		if d.Budget > 0 {
 			b, name = strconv.Itoa(d.Budget), u.tr("t4.chunked")
+			picks[i] = "policy=chunked&budget=" + strconv.Itoa(d.Budget) + "&bdec=0&rate=" + play.FormatNum(res.Config.Rate4)
+		}
+		if u.st.Rate == res.Config.Rate4 && (d.Budget == 0 && u.st.Policy == scenario.PrefillFirst ||
+			d.Budget > 0 && u.st.Policy == scenario.Chunked && u.st.Budget == d.Budget && u.st.ExcludeDecodes) {
+			cur = i
 		}
 		rows[i] = []string{html.EscapeString(name), b, ms(d.TTFTP50), ms(d.TTFTP90), ms(d.TPOTP50), ms(d.TPOTP90)}
 	}
@@ -262,8 +292,8 @@ func demo4HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["bigttft"], vals["smallttft"], vals["mono"] = ms(big.TTFTP90), ms(small.TTFTP90), mono
 	vals["rate"] = fmt.Sprintf("%g", res.Config.Rate4)
 	msh := html.EscapeString(u.tr("t4.ms"))
-	table := tableHTML(u.trf("t4.caption", res.Config.Rate4),
-		[]string{u.tr("t4.policy"), termHTML(u, "budget") + " " + u.tr("t4.unit"), "P50 " + termHTML(u, "ttft") + msh, "P90 " + termHTML(u, "ttft") + msh, "P50 " + termHTML(u, "tpot") + msh, "P90 " + termHTML(u, "tpot") + msh}, rows)
+	table := pickTableHTML(u, u.trf("t4.caption", res.Config.Rate4),
+		[]string{u.tr("t4.policy"), termHTML(u, "budget") + " " + u.tr("t4.unit"), "P50 " + termHTML(u, "ttft") + msh, "P90 " + termHTML(u, "ttft") + msh, "P50 " + termHTML(u, "tpot") + msh, "P90 " + termHTML(u, "tpot") + msh}, rows, picks, cur)
 	// The trade-off: P90 TPOT across, P90 TTFT up, one point per policy line.
 	const W, H, L, B = 360.0, 200.0, 50.0, 28.0
 	x0, x1, y0, y1 := math.Inf(1), 0.0, math.Inf(1), 0.0

@@ -44,6 +44,21 @@ func (c *chapterPanel) bind(p *page, emit func(event)) {
 			emit(evAnswer{n})
 		case "embed":
 			emit(evEmbedSnippet{})
+		case "set":
+			// A picked table row: its settings, in order (a policy before its budget).
+			for _, kv := range strings.Split(arg, "&") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					emit(evSet{k, v})
+				}
+			}
+		}
+	})
+	p.listen(root, "keydown", func(ev js.Value) {
+		if k := ev.Get("key").String(); k == "Enter" || k == " " {
+			if t := ev.Get("target"); t.Get("dataset").Get("act").String() == "set" {
+				ev.Call("preventDefault")
+				t.Call("click")
+			}
 		}
 	})
 	p.listen(p.el("lecture-open"), "click", func(js.Value) { emit(evChapter{play.Chapters[0].ID}) })

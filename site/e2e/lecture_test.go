@@ -448,3 +448,23 @@ func TestTermsDefinedAtFirstUse(t *testing.T) {
 		}
 	}
 }
+
+// TestTableRowsDriveTheTimeline: picking a row of demo 2's table (a rate) or
+// demo 4's (a policy and budget) runs that row on the timeline, and the row
+// is marked as the one shown.
+func TestTableRowsDriveTheTimeline(t *testing.T) {
+	ctx := browser(t)
+	openChapter(t, ctx, serve(t)+"?chapter=demo2&lang=en")
+	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[any](t, ctx, `document.querySelector("#ch-table tr[data-arg='rate=40']").click()`)
+	waitFor(t, ctx, `servelab.getState().rate === 40 && servelab.timings().gen > `+itoa(gen)+` && servelab.timings().drawnGen === servelab.timings().gen`, "the timeline at 40 req/s")
+	waitFor(t, ctx, `document.querySelector("#ch-table tr.cur") !== null && document.querySelector("#ch-table tr.cur").dataset.arg === "rate=40"`, "the row marked as shown")
+	openChapter(t, ctx, serve(t)+"?chapter=demo4&lang=en")
+	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+	eval[any](t, ctx, `document.querySelector("#ch-table tr[data-arg^='policy=chunked&budget=256']").click()`)
+	waitFor(t, ctx, `servelab.getState().policy === "chunked" && servelab.getState().budget === 256 && servelab.getState().bdec === 0`, "the timeline at budget 256")
+	eval[any](t, ctx, `document.querySelector("#ch-table tr[data-arg^='policy=prefill-first']").click()`)
+	waitFor(t, ctx, `servelab.getState().policy === "prefill-first" && servelab.timings().drawnGen === servelab.timings().gen`, "the timeline unchunked")
+	waitFor(t, ctx, `document.querySelector("#ch-table tr.cur") !== null && document.querySelector("#ch-table tr.cur").dataset.arg.startsWith("policy=prefill-first")`, "the prefill-first row marked")
+}

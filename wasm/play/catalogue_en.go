@@ -426,6 +426,7 @@ var catalogueEN = map[string]string{
 	"ch.took":         "table computed in %.0f ms after the last change",
 	"ch.predictfirst": "Predict first: pick an answer on the left, then the table and the chart appear. Your prediction stays beside them as you move the sliders.",
 	"ch.yourpick":     "Your prediction: %s",
+	"ch.rowpick":      "Show this row on the timeline",
 	"ch.predict":      "Predict, then reveal",
 	"ch.right":        "Right.",
 	"ch.wrong":        "Not quite.",

@@ -415,6 +415,7 @@ var catalogueZH = map[string]string{
 	"ch.took":         "最后一次改动后 %.0f 毫秒算完表格",
 	"ch.predictfirst": "先做预测：在左边选一个答案，表格和图才会出现。移动滑块时，你的预测会一直留在结果旁边。",
 	"ch.yourpick":     "你的预测：%s",
+	"ch.rowpick":      "在时间线上显示这一行",
 	"ch.predict":      "先预测，再揭晓",
 	"ch.right":        "答对了。",
 	"ch.wrong":        "不太对。",
