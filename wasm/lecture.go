@@ -336,15 +336,18 @@ func (a *App) stepChapter(d int) {
 	}
 }
 
-// selectMixedStep selects, on demo 1's timeline, the step that carries the
-// most prefill tokens beside running decodes, so the step explanation
-// shows interference in one step (the chapter's point) without a click.
+// selectMixedStep selects, on demo 1's timeline, the step that carries a
+// prefill beside the most running decodes, so the step explanation shows
+// interference in one step (the chapter's point) without a click.
 func (a *App) selectMixedStep() {
-	best, bestTok := -1, 0
+	// The step that holds up the most decoding users (ties: the longest
+	// prefill): demo 1's prompt among its whole batch, not a step of the
+	// batch's own prompts being prefilled beside the first of them.
+	best, bestDec, bestTok := -1, 0, 0
 	its := a.run.Rows[0].Iters
 	for k := range its {
-		if it := &its[k]; it.Decodes > 0 && it.Prefill > bestTok {
-			best, bestTok = k, it.Prefill
+		if it := &its[k]; it.Prefill > 0 && it.Decodes > 0 && (it.Decodes > bestDec || it.Decodes == bestDec && it.Prefill > bestTok) {
+			best, bestDec, bestTok = k, it.Decodes, it.Prefill
 		}
 	}
 	if best < 0 {

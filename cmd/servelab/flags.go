@@ -14,7 +14,7 @@ import (
 // Command groups: which of the experiment's knobs each simulating
 // subcommand binds as flags (the flags themselves are scenario.Knobs').
 const (
-	simGroups     = scenario.StepGroup | scenario.EngineGroup | scenario.ClusterGroup | scenario.PoissonGroup | scenario.LabGroup | scenario.WorkloadGroup
+	simGroups     = scenario.StepGroup | scenario.EngineGroup | scenario.ClusterGroup | scenario.PoissonGroup | scenario.LabGroup | scenario.WorkloadGroup | scenario.ProbeGroup
 	goodputGroups = scenario.StepGroup | scenario.EngineGroup | scenario.ClusterGroup | scenario.PoissonGroup | scenario.SLOGroup
 	engineGroups  = scenario.StepGroup | scenario.EngineGroup
 )

@@ -42,10 +42,21 @@ const (
 	Poisson = "poisson"
 	Lab     = "lab"
 	Trace   = "trace"
+	// Step is the lecture's demo 1 as a run: Probe.Batch requests of
+	// Probe.Context-token prompts decoding, and one Probe.Prefill-token
+	// prompt arriving among them at ProbeAt.
+	Step = "step"
 )
 
 // Workloads lists the workload names an experiment accepts.
-var Workloads = []string{Poisson, Lab, Trace}
+var Workloads = []string{Poisson, Lab, Trace, Step}
+
+// ProbeAt is when the Step workload's prompt arrives: after its batch's
+// prompts are prefilled on any catalogue GPU, while the batch decodes
+// (each of its requests decodes probeOutput tokens).
+const ProbeAt = 1.0
+
+const probeOutput = 512
 
 // Assumption is a bit set of the step model's assumptions; Experiment.Typed
 // says which of them the user typed, so they override the profile's values.
@@ -171,6 +182,9 @@ func (x *Experiment) Lengths() (prompt, output sim.Lengths, err error) {
 // RequestsAt builds the open-loop workload at rate: Poisson arrivals, or a
 // copy of the trace's requests.
 func (x *Experiment) RequestsAt(rate float64) ([]sim.Request, error) {
+	if x.Workload == Step {
+		return x.probeRequests()
+	}
 	if x.Workload == Trace {
 		if x.TraceReqs == nil {
 			return nil, errors.New("the trace workload needs a trace file (CSV or JSONL: arrival, prompt, output)")
@@ -182,6 +196,22 @@ func (x *Experiment) RequestsAt(rate float64) ([]sim.Request, error) {
 		return nil, err
 	}
 	return sim.PoissonLengths(x.Requests, rate, p, o, x.Seed)
+}
+
+// probeRequests is the Step workload: the batch at time 0, the prompt at ProbeAt.
+func (x *Experiment) probeRequests() ([]sim.Request, error) {
+	p := x.Probe
+	if p.Batch < 1 || p.Batch > sim.MaxRequests || p.Context < 1 || p.Context > sim.MaxTokens || p.Prefill < 0 || p.Prefill > sim.MaxTokens {
+		return nil, fmt.Errorf("--batch must be in 1..%d and --context in 1..%d, --prefill in 0..%d, got %d, %d, %d", sim.MaxRequests, sim.MaxTokens, sim.MaxTokens, p.Batch, p.Context, p.Prefill)
+	}
+	reqs := make([]sim.Request, 0, p.Batch+1)
+	for i := range p.Batch {
+		reqs = append(reqs, sim.Request{ID: i, Prompt: p.Context, Output: probeOutput})
+	}
+	if p.Prefill > 0 {
+		reqs = append(reqs, sim.Request{ID: p.Batch, Arrival: ProbeAt, Prompt: p.Prefill, Output: 16})
+	}
+	return reqs, nil
 }
 
 // profile is the experiment's profile before typed assumptions.

@@ -236,7 +236,7 @@ var lab = sim.DefaultLab()
 var Knobs = []Knob{
 	// The workload's name and the scheduler.
 	choice(Knob{Name: "workload", Flag: "workload", URL: "workload", Group: WorkloadGroup, DefS: Poisson,
-		Usage:   "poisson (open loop, --rate), lab (run.py's closed loop with an injected long prompt) or trace (--trace FILE)",
+		Usage:   "poisson (open loop, --rate), lab (run.py's closed loop with an injected long prompt), trace (--trace FILE) or step (demo 1 as a run: --batch decodes at --context, a --prefill prompt arriving among them)",
 		Choices: func() []string { return Workloads }},
 		text(func(x *Experiment) *string { return &x.Workload })),
 	choice(Knob{Name: "policy", Flag: "policy", URL: "policy", Group: EngineGroup, DefS: PrefillFirst,

@@ -41,11 +41,11 @@ func labRun(x *Experiment, policy string, budget int) {
 
 // Presets are the lecture's four demos, the lab's pair and DistServe's pair.
 var Presets = []Preset{
-	{"demo1", "Lecture demo 1: one prefill inside a decode batch", "A 2048-token prompt lands in a step with running decodes: that step takes several times longer and every decoding user waits.",
+	{"demo1", "Lecture demo 1: one prefill inside a decode batch", "A 2048-token prompt lands in a step with 32 running decodes at context 700: that step takes several times longer and every decoding user waits.",
 		func(x *Experiment) {
-			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 2048, 64, 4, 300
+			x.Workload, x.Policy, x.Probe = Step, Chunked, Probe{Batch: 32, Context: 700, Prefill: 2048}
 			x.Budget, x.ExcludeDecodes = 8192, false
-		}, Window{0, 3}},
+		}, Window{ProbeAt - 0.05, 0.2}},
 	{"demo2", "Lecture demo 2: P90 TTFT and TPOT vs rate (colocated)", "Prefill-first on one H100, 512/64 tokens: raise the rate and P90 TPOT climbs from ~7.7 ms to tens of ms.",
 		func(x *Experiment) { poisson512(x, PrefillFirst, 20) }, Window{0, 1}},
 	{"demo3", "Lecture demo 3: goodput under SLOs", "TTFT ≤ 100 ms and TPOT ≤ 15 ms at 90% attainment: the colocated GPU's goodput is capped by TPOT.",

@@ -57,6 +57,7 @@ var runsEN = map[string]string{
 	"step.rejected":     "Rejected (can never fit): %s.",
 	"step.xfer":         "#%d's KV cache → decode %d: %.1f MB in %s ms over the link, there at %s.",
 	"step.router":       "The router sends each finished prompt to the decode GPU with the least outstanding work.",
+	"workload.step":     "Demo 1: a decode batch and one prompt",
 	"workload.trace":    "Trace file (uploaded)",
 	"ctl.lendist":       "Lengths",
 	"lendist.fixed":     "fixed",

@@ -9,7 +9,7 @@ var catalogueZH = map[string]string{
 
 	// 配置档、校准、大文件上传与测试工具文件的说明。
 	"note.noprofile":        "未知配置档 %q：在别的页面上传或校准的配置档只存在于那个页面，要使用它请在这里上传它的 JSON；已加载：%s",
-	"note.linkprofile":      "配置档 %q 只存在于本页，所以本页的链接写的是配置档 %s，并把它的 eff_compute、eff_mem 和 overhead 作为手动设定的假设（effc、effm、ovh）带上：打开链接的人模拟出的每一步都相同",
+	"note.linkprofile":      "配置档 %q 只存在于本页，所以本页的链接写的是配置档 %s，并把它的算力效率、显存带宽效率和每步固定开销作为手动设定的假设带上：打开链接的人模拟出的每一步都相同",
 	"note.linkneedsprofile": "配置档 %q 只存在于本页，链接带不下它的全部常数：打开本页链接的人需要上传该配置档的 JSON，才能看到同样的运行",
 	"ctl.profile":           "步模型配置档",
 	"prof.caption":          "配置档 %s 在 %s 上的常数",

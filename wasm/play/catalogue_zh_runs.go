@@ -56,6 +56,7 @@ var runsZH = map[string]string{
 	"step.rejected":     "被拒绝（永远放不下）：%s。",
 	"step.xfer":         "#%d 的 KV 缓存 → decode %d：%.1f MB，经链路用时 %s 毫秒，于 %s 到达。",
 	"step.router":       "路由器把每个完成 prefill 的请求发往未完成工作最少的 decode GPU。",
+	"workload.step":     "演示 1：一批 decode 加一个提示",
 	"workload.trace":    "请求轨迹文件（已上传）",
 	"ctl.lendist":       "长度",
 	"lendist.fixed":     "固定",

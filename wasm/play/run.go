@@ -641,7 +641,7 @@ func (r *SimRun) Figures() Figures {
 	switch {
 	case r.State.Workload == scenario.Lab:
 		f.GoodputNote = "note.closedloop"
-	case r.State.Workload == scenario.Trace:
+	case r.State.Workload == scenario.Trace || r.State.Workload == scenario.Step:
 		f.GoodputNote = "note.trace"
 	case r.Truncated:
 		f.GoodputNote = "note.cut"
@@ -701,7 +701,7 @@ func Goodput(s State, hi float64, yield func() error) (rate float64, saturated b
 		return 0, false, err
 	}
 	wl := func(rate float64) ([]sim.Request, error) { return requests(s, rate) }
-	if s.Workload != scenario.Trace {
+	if s.Workload == scenario.Poisson {
 		p, o, err := s.Lengths()
 		if err != nil {
 			return 0, false, err
@@ -728,7 +728,7 @@ const maxSweepTokens = 600_000
 // SweepTooBig reports whether the background figures (goodput, latency vs
 // rate) would take too long for s: they are skipped, with a note.
 func SweepTooBig(s State) bool {
-	return s.Workload == scenario.Trace || s.Requests*s.Output > maxSweepTokens
+	return s.Workload != scenario.Poisson || s.Requests*s.Output > maxSweepTokens
 }
 
 // RatePoint is one point of the latency-vs-rate view.

@@ -33,7 +33,10 @@ func TestSimulateIsSimRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs, _ := sim.Poisson(s.Requests, s.Rate, s.Prompt, s.Output, s.Seed)
+		reqs, err := x.RequestsAt(s.Rate)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg := b.Config
 		cfg.Trace, cfg.RecordTokens = true, true
 		out, err := sim.Run(cfg, reqs)
