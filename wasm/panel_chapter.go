@@ -5,8 +5,8 @@ package main
 import (
 	"fmt"
 	"html"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall/js"
 
