@@ -464,13 +464,15 @@ func paintITL(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, curs
 	top = niceCeil(top)
 	scale := (g.itlH - 4*g.s) / top
 	base := g.itlY + g.itlH
-	// A gap is as long as it is high: one wider than a few pixels on the
-	// time axis is also drawn as a bar over the time it lasted, ending at
-	// the token that closed it, so a stall reads as the wait it was.
+	// A gap is as long as it is high: a stall (wider than a dozen pixels on
+	// the time axis) is also drawn as a bar over the time it lasted, ending
+	// at the token that closed it, so it reads as the wait it was. Shorter
+	// gaps are left as spikes: thousands of small bars cost a redraw more
+	// than they tell.
 	pps := pw / v.Span
 	span := func(c int, gap float64, col color.RGBA) {
 		x, w := g.left+float64(c), gap*pps
-		if w > 3*g.s {
+		if w > 12*g.s {
 			x0 := math.Max(g.left, x-w)
 			b.rect(x0, base-gap*scale, x-x0, 2*g.s, col)
 		}
