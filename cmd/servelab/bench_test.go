@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"servelab/sim/results"
 )
 
 var benchFixtures = filepath.Join("..", "..", "sim", "testdata", "bench")
@@ -96,5 +98,49 @@ func TestSimLikeBenchmarkFiles(t *testing.T) {
 	}
 	if code, _, errs := cli(t, "sim", "--like", filepath.Join(benchFixtures, "sglang.jsonl#7")); code == 0 || !strings.Contains(errs, "holds 2") {
 		t.Errorf("run 7 of 2: exit %d, %s", code, errs)
+	}
+}
+
+// servelab compare and sim --like on files the tools themselves wrote
+// (sim/results/testdata/real): compare shows the tool's own median TTFT
+// beside servelab's, equal to within 1%, and the failed requests the file
+// records; sim --like runs on each. An unplaceable file names the formats tried.
+func TestCompareAndLikeOnRealFiles(t *testing.T) {
+	realDir := filepath.Join("..", "..", "sim", "results", "testdata", "real")
+	ttft := regexp.MustCompile(`TTFT p50 +([0-9.]+) \(([0-9.]+)\)`)
+	for _, c := range []struct {
+		file, failed string
+	}{
+		{"aiperf/run1/profile_export.jsonl", "100 requests (11 failed, left out of the figures)"},
+		{"guidellm/v0.5_sync_warmup_benchmarks.json", "19 requests, concurrency 1"},
+		{"llmperf/tgi_c32/01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json", "128 requests (44 failed, left out of the figures)"},
+	} {
+		path := filepath.Join(realDir, filepath.FromSlash(c.file))
+		code, out, errs := cli(t, "compare", path)
+		if code != 0 {
+			t.Fatalf("compare %s: exit %d: %s", c.file, code, errs)
+		}
+		m := ttft.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("compare %s: no TTFT p50 with the file's own figure:\n%s", c.file, out)
+		}
+		ours, _ := strconv.ParseFloat(m[1], 64)
+		theirs, _ := strconv.ParseFloat(m[2], 64)
+		if !(theirs > 0) || math.Abs(ours-theirs) > 0.01*theirs {
+			t.Errorf("compare %s: TTFT p50 %g ms, the file states %g ms", c.file, ours, theirs)
+		}
+		if !strings.Contains(out, c.failed) {
+			t.Errorf("compare %s: no %q in\n%s", c.file, c.failed, out)
+		}
+		if code, _, errs := cli(t, "sim", "--like", path); code != 0 {
+			t.Errorf("sim --like %s: exit %d: %s", c.file, code, errs)
+		}
+	}
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "odd.json")
+	os.WriteFile(odd, []byte(`{"foo": 1}`), 0o644)
+	code, _, errs := cli(t, "compare", odd, odd)
+	if code == 0 || !strings.Contains(errs, "it has keys: foo") || !strings.Contains(errs, "formats tried: "+results.Tried()) {
+		t.Errorf("compare of an unplaceable file: exit %d: %s", code, errs)
 	}
 }

@@ -193,7 +193,11 @@ func benchTable(w io.Writer, runs []*results.Run, simulated map[string]float64) 
 	fmt.Fprintln(w, "Benchmark runs, computed from each file's requests (the file's own figure in brackets), ms")
 	table(w, headers, rows)
 	for _, r := range runs {
-		fmt.Fprintf(w, "\n%s: %s, %d requests%s\n", r.Label, r.Format, len(r.Requests), load(r))
+		failed := ""
+		if n := r.Failed(); n > 0 {
+			failed = fmt.Sprintf(" (%d failed, left out of the figures)", n)
+		}
+		fmt.Fprintf(w, "\n%s: %s, %d requests%s%s\n", r.Label, r.Format, len(r.Requests), failed, load(r))
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}

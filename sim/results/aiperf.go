@@ -22,9 +22,22 @@ import (
 
 type aiperfMeta struct {
 	RequestStartNs *float64 `json:"request_start_ns"`
+	TimestampNs    *float64 `json:"timestamp_ns"` // earlier versions' name for the start (AIPerf, October 2025)
 	Phase          string   `json:"benchmark_phase"`
 	CreditPhase    string   `json:"credit_phase"` // earlier versions' name
 	Cancelled      bool     `json:"was_cancelled"`
+}
+
+// start is the record's start in seconds on AIPerf's clock, under either
+// version's name; NaN when the record has none.
+func (m *aiperfMeta) start() float64 {
+	switch {
+	case m.RequestStartNs != nil:
+		return *m.RequestStartNs / 1e9
+	case m.TimestampNs != nil:
+		return *m.TimestampNs / 1e9
+	}
+	return math.NaN()
 }
 
 // warmup reports a record outside the profiling phase, which AIPerf's own
@@ -103,9 +116,7 @@ func aiperfLine(b *Run, raw []byte) error {
 		if rec.Metadata.Cancelled && r.Error == "" {
 			r.Error = "cancelled"
 		}
-		if s := rec.Metadata.RequestStartNs; s != nil {
-			r.Start = *s / 1e9
-		}
+		r.Start = rec.Metadata.start()
 		num := func(name string) (float64, bool, error) {
 			m, ok := rec.Metrics[name]
 			if !ok {
@@ -120,15 +131,23 @@ func aiperfLine(b *Run, raw []byte) error {
 			}
 			return v, true, nil
 		}
+		// Each metric under the names AIPerf's versions gave it: the first
+		// present wins (October 2025 wrote ttft, later time_to_first_token).
 		for _, f := range []struct {
-			name string
-			dst  *float64
-		}{{"time_to_first_token", &r.TTFT}, {"request_latency", &r.Latency}, {"inter_token_latency", &r.MeanITL}} {
-			v, _, err := num(f.name)
-			if err != nil {
-				return err
+			names []string
+			dst   *float64
+		}{{[]string{"time_to_first_token", "ttft"}, &r.TTFT}, {[]string{"request_latency"}, &r.Latency},
+			{[]string{"inter_token_latency"}, &r.MeanITL}} {
+			for _, n := range f.names {
+				v, ok, err := num(n)
+				if err != nil {
+					return err
+				}
+				if ok {
+					*f.dst = v
+					break
+				}
 			}
-			*f.dst = v
 		}
 		for _, f := range []struct {
 			names []string
@@ -238,9 +257,7 @@ func aiperfRawLine(b *Run, counted *bool, raw []byte) error {
 		if rec.Metadata.Cancelled && r.Error == "" {
 			r.Error = "cancelled"
 		}
-		if s := rec.Metadata.RequestStartNs; s != nil {
-			r.Start = *s / 1e9
-		}
+		r.Start = rec.Metadata.start()
 		var times []float64
 		usageOut := 0
 		for i, resp := range rec.Responses {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"servelab/sim"
 	"servelab/sim/internal/jsonread"
@@ -86,7 +87,7 @@ var Formats = []Format{
 	{Name: "llmperf-summary", Tool: "llmperf", Detect: objectWith("results_ttft_s_mean", "results_num_completed_requests"),
 		read: readLLMPerfSummary},
 	// NVIDIA's summary is GenAI-Perf's and AIPerf's: the run's Tool says whose.
-	{Name: "nvidia-summary", Tool: "genai-perf", Detect: objectWith("time_to_first_token", "request_latency", "inter_token_latency"),
+	{Name: "nvidia-summary", Tool: "genai-perf", Detect: nvDetect,
 		read: readNVSummary},
 	{Name: "vllm-summary", Tool: "vllm", Detect: objectWith("median_ttft_ms"),
 		refuse: sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")},
@@ -186,7 +187,7 @@ func detectObject(obj map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(Object, obj); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj))
+	return nil, sim.Refuse("bench.err.unknown", "not a known benchmark file (it has keys: %s; formats tried: %s); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details", keyList(obj), Tried())
 }
 
 // detectList tells a file that is one JSON list of n objects by its first.
@@ -197,7 +198,7 @@ func detectList(n int, arr []map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(List, arr[0]); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s; llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]))
+	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s (formats tried: %s); llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]), Tried())
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -205,7 +206,23 @@ func detectLines(first map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(Lines, first); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s: not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first))
+	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s (formats tried: %s): not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first), Tried())
+}
+
+// Tried names the rows of [Formats] in the order Detect tries them, for
+// the refusal of a file none of them detects.
+func Tried() string { return tried }
+
+// tried is Tried's list, made once Formats is (Formats' readers refuse
+// with it, so it cannot be made from Formats in Formats' own initialiser).
+var tried string
+
+func init() {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = f.Name
+	}
+	tried = strings.Join(names, ", ")
 }
 
 // notJSON is the refusal of a file that is not an object, a list of
@@ -215,7 +232,7 @@ func notJSON(data []byte) error {
 	if len(head) > 24 {
 		head = append(head[:24:24], "..."...)
 	}
-	return sim.Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects (it starts %s)", strconv.Quote(string(head)))
+	return sim.Refuse("bench.err.notjson", "not JSON, nor JSON Lines of objects (it starts %s; formats tried: %s, all JSON)", strconv.Quote(string(head)), Tried())
 }
 
 // readWhole reads a file of format f whole (BOM trimmed, Python's

@@ -6,24 +6,33 @@ import (
 	"testing"
 )
 
-// A file no row of the table detects is refused with what was seen: its
-// keys, or its first bytes; never read by some other format's reader.
+// A file no row of the table detects is refused with what was seen (its
+// keys, or its first bytes) and the formats that were tried, by their
+// names in the table; never read by some other format's reader.
 func TestAnUnknownFileSaysWhatWasSeen(t *testing.T) {
+	for _, f := range Formats {
+		if !strings.Contains(", "+Tried()+", ", ", "+f.Name+", ") {
+			t.Errorf("Tried() = %q leaves out %s", Tried(), f.Name)
+		}
+	}
 	for _, c := range []struct{ data, want, not string }{
-		{`null`, `(it starts "null")`, "empty JSON list"},
-		{`42`, `(it starts "42")`, ""},
-		{`"a string"`, `(it starts "\"a string\"")`, ""},
-		{`not json at all`, `(it starts "not json at all")`, ""},
-		{`[1, 2]`, `(it starts "[1, 2]")`, ""},
-		{`{}`, "it has keys: none", ""},
-		{`{"foo": 1, "bar": [1]}`, "it has keys: bar, foo", ""},
-		{"{\"a\": 1}\n{\"a\": 2}\n", "first line has keys a:", ""},
-		{`[{"x": 1}]`, "first entry has keys x;", ""},
-		{`[{}]`, "first entry has keys none;", ""},
+		{`null`, `(it starts "null";`, "empty JSON list"},
+		{`42`, `(it starts "42";`, ""},
+		{`"a string"`, `(it starts "\"a string\"";`, ""},
+		{`not json at all`, `(it starts "not json at all";`, ""},
+		{`[1, 2]`, `(it starts "[1, 2]";`, ""},
+		{`{}`, "it has keys: none;", ""},
+		{`{"foo": 1, "bar": [1]}`, "it has keys: bar, foo;", ""},
+		{"{\"a\": 1}\n{\"a\": 2}\n", "first line has keys a (", ""},
+		{`[{"x": 1}]`, "first entry has keys x (", ""},
+		{`[{}]`, "first entry has keys none (", ""},
 	} {
 		_, err := Read("f.json", []byte(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) || (c.not != "" && strings.Contains(err.Error(), c.not)) {
 			t.Errorf("Read(%s): %v, want an error with %q", c.data, err, c.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "formats tried: "+Tried()) {
+			t.Errorf("Read(%s): %v does not name the formats tried (%s)", c.data, err, Tried())
 		}
 		res, serr := ReadSliced("f.json", []byte(c.data), nil)
 		if serr == nil || err == nil || serr.Error() != err.Error() || res.Known {

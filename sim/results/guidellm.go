@@ -63,6 +63,13 @@ type guideBench struct {
 	Args *struct {
 		Strategy *guideStrategy `json:"strategy"`
 	} `json:"args"`
+	// GuideLLM 0.5 keeps the requests of its warm-up and cool-down in the
+	// file but leaves them out of its metrics: those that do not overlap
+	// the measured window [measure_start_time, measure_end_time].
+	SchedulerMetrics *struct {
+		MeasureStart flexNum `json:"measure_start_time"`
+		MeasureEnd   flexNum `json:"measure_end_time"`
+	} `json:"scheduler_metrics"`
 	StartTime flexNum `json:"start_time"`
 	EndTime   flexNum `json:"end_time"`
 	Duration  flexNum `json:"duration"`
@@ -152,9 +159,14 @@ func (g *guideBench) run() (*Run, error) {
 	case g.StartTime.OK && g.EndTime.OK && g.EndTime.V > g.StartTime.V:
 		b.Duration = g.EndTime.V - g.StartTime.V
 	}
+	outside := 0
 	add := func(rs []guideReq, status string) {
 		for _, q := range rs {
 			r := q.request()
+			if !g.measured(r) {
+				outside++
+				continue
+			}
 			if status != "" {
 				r.Error = status
 				if q.Info != nil && q.Info.Error != nil && *q.Info.Error != "" {
@@ -167,6 +179,9 @@ func (g *guideBench) run() (*Run, error) {
 	add(g.Requests.Successful, "")
 	add(g.Requests.Incomplete, "incomplete")
 	add(g.Requests.Errored, "errored")
+	if outside > 0 {
+		b.note("bench.guidellm.window", "%d requests of the warm-up or cool-down left out, as GuideLLM's own metrics leave them out (they do not overlap the measured window)", outside)
+	}
 	if err := checkRequests(b.Requests, nil); err != nil {
 		return nil, err
 	}
@@ -214,6 +229,22 @@ func (g *guideBench) run() (*Run, error) {
 	b.note("bench.guidellm.itl", "itl_token is GuideLLM's per-request mean gap counted once per token after the first, as its own inter_token_latency_ms distribution counts it")
 	b.cannot("bench.guidellm.times", "itl (per chunk) and per-token times: GuideLLM keeps only each request's first and last token times, so nothing goes on the timeline")
 	return b, nil
+}
+
+// measured reports whether request r (its start still on the Unix clock)
+// counts in GuideLLM's metrics: it overlaps the measured window the file
+// states, or the file states none. A request with no end (cancelled) ends
+// never.
+func (g *guideBench) measured(r Request) bool {
+	m := g.SchedulerMetrics
+	if m == nil || !m.MeasureStart.OK || !m.MeasureEnd.OK || math.IsNaN(r.Start) {
+		return true
+	}
+	end := math.Inf(1)
+	if r.Latency > 0 {
+		end = r.Start + r.Latency
+	}
+	return end > m.MeasureStart.V && r.Start < m.MeasureEnd.V
 }
 
 // request reads either generation's fields; the computed ones the tool

@@ -28,12 +28,21 @@ func readNVSummary(name string, data []byte) ([]*Run, error) {
 	b := &Run{Tool: "genai-perf", Format: "GenAI-Perf profile_export_genai_perf.json", Method: "linear", Summary: map[string]float64{}}
 	_, v1 := obj["aiperf_version"]
 	_, v2 := obj["schema_version"]
+	metrics := obj
+	if recs := nvRecords(obj); recs != nil {
+		// AIPerf's October 2025 layout: the metrics under "records", beside input_config.
+		metrics, v1 = recs, true
+	}
 	if v1 || v2 || strings.Contains(strings.ToLower(name), "aiperf") {
 		b.Tool, b.Format = "aiperf", "AIPerf profile_export_aiperf.json"
 	}
-	for theirs, ours := range map[string]string{"time_to_first_token": "ttft", "inter_token_latency": "tpot",
-		"request_latency": "e2e", "inter_chunk_latency": "itl"} {
-		raw, ok := obj[theirs]
+	for _, m := range []struct{ theirs, ours string }{{"time_to_first_token", "ttft"}, {"ttft", "ttft"},
+		{"inter_token_latency", "tpot"}, {"request_latency", "e2e"}, {"inter_chunk_latency", "itl"}} {
+		theirs, ours := m.theirs, m.ours
+		if _, done := b.Summary[ours+"_p50"]; done {
+			continue // the newer name was read already
+		}
+		raw, ok := metrics[theirs]
 		if !ok {
 			continue
 		}
@@ -56,16 +65,16 @@ func readNVSummary(name string, data []byte) ([]*Run, error) {
 	}
 	for theirs, ours := range map[string]string{"input_sequence_length": "prompt_tokens_mean", "output_sequence_length": "output_tokens_mean"} {
 		var m nvMetric
-		if raw, ok := obj[theirs]; ok && json.Unmarshal(raw, &m) == nil && m.Avg != nil {
+		if raw, ok := metrics[theirs]; ok && json.Unmarshal(raw, &m) == nil && m.Avg != nil {
 			b.Summary[ours] = *m.Avg
 		}
 	}
 	var thr nvMetric
-	if raw, ok := obj["request_throughput"]; ok && json.Unmarshal(raw, &thr) == nil && thr.Avg != nil {
+	if raw, ok := metrics["request_throughput"]; ok && json.Unmarshal(raw, &thr) == nil && thr.Avg != nil {
 		b.Throughput = *thr.Avg
 	}
 	var dur nvMetric
-	if raw, ok := obj["benchmark_duration"]; ok && json.Unmarshal(raw, &dur) == nil && dur.Avg != nil {
+	if raw, ok := metrics["benchmark_duration"]; ok && json.Unmarshal(raw, &dur) == nil && dur.Avg != nil {
 		if sc, ok := unitSeconds(dur.Unit); ok {
 			b.Duration = *dur.Avg * sc
 		}
@@ -99,4 +108,24 @@ func readNVSummary(name string, data []byte) ([]*Run, error) {
 	}
 	b.cannot("bench.nv.aggregate", "per-request data: this is the aggregate; the requests are in profile_export.json(l) beside it")
 	return []*Run{b}, nil
+}
+
+// nvRecords is the metrics of an AIPerf summary that keeps them under
+// "records" (an object holding TTFT or request latency), else nil.
+func nvRecords(obj map[string]json.RawMessage) map[string]json.RawMessage {
+	raw, ok := obj["records"]
+	if !ok {
+		return nil
+	}
+	var recs map[string]json.RawMessage
+	if json.Unmarshal(raw, &recs) != nil || !hasAny(recs, []string{"time_to_first_token", "ttft", "request_latency"}) {
+		return nil
+	}
+	return recs
+}
+
+// nvDetect detects NVIDIA's summary: its metrics at the top level (GenAI-Perf,
+// AIPerf) or under "records" (AIPerf, October 2025).
+func nvDetect(s Shape, m map[string]json.RawMessage) bool {
+	return s == Object && (hasAny(m, []string{"time_to_first_token", "request_latency", "inter_token_latency"}) || nvRecords(m) != nil)
 }

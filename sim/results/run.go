@@ -270,6 +270,18 @@ func (b *Run) chunkNote(k float64, itl sim.Note) {
 		"itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)", k, itl)
 }
 
+// Failed is how many of the run's requests failed (errored, cancelled or
+// incomplete): Figures leaves them out.
+func (b *Run) Failed() int {
+	n := 0
+	for _, r := range b.Requests {
+		if r.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // HasStarts reports whether every request's start time is known.
 func (b *Run) HasStarts() bool {
 	for _, r := range b.Requests {

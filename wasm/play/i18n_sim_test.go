@@ -180,7 +180,7 @@ func TestSimTextsAreInTheCatalogues(t *testing.T) {
 // reader's reason inside the page's own sentence; the English is as before.
 func TestRefusalsAreSaidInTheLanguage(t *testing.T) {
 	for _, c := range []struct{ name, data, en string }{
-		{"a.json", `{"foo": 1}`, "a.json is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: not a known benchmark file (it has keys: foo); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details"},
+		{"a.json", `{"foo": 1}`, "a.json is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: not a known benchmark file (it has keys: foo; formats tried: " + results.Tried() + "); vLLM and SGLang write per-request arrays only with --save-detailed or --output-details"},
 		{"b.json", `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, "b.json is neither a lab JSON (needs \"summary\" and \"gaps\") nor a benchmark tool's result: ttfts: 1 entries but itls has 2"},
 		{"c.json", `{"summary": {"error": "connection refused"}, "gaps": []}`, "c.json: the run recorded no tokens (connection refused)"},
 	} {
