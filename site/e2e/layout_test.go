@@ -114,6 +114,16 @@ func TestProjectorLectureFitsOneScreen(t *testing.T) {
 				if sz[1] == 1080 && b.MinText < 24 {
 					t.Errorf("%s: text of %.1f px (%s), want none under 24 px on a 1080p projector", what, b.MinText, b.MinWhat)
 				}
+				if ch.ID != "demo2" || sz[1] != 1080 {
+					continue
+				}
+				// ? with a chapter slider focused lists the keys, on the slide.
+				eval[any](t, ctx, `document.querySelector("#ch-sliders input").focus()`)
+				if err := chromedp.Do(ctx, chromedp.KeyEvent("?")); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, ctx, fmt.Sprintf(`(() => { const e = document.getElementById("info"), r = e.getBoundingClientRect();
+					return e.textContent === %q && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; })()`, play.T(lang, "leg.keys")), what+": ? to list the keys on screen")
 			}
 		}
 	}
