@@ -58,6 +58,10 @@ func (a *App) handle(ev event) {
 		}
 	case evAnswer:
 		a.answer(e.opt)
+	case evDeselect:
+		a.view.Sel, a.view.SelRow = -1, -1
+		a.setView()
+		a.renderStep()
 	case evPlay:
 		a.togglePlay()
 	case evStep:

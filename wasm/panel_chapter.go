@@ -44,6 +44,8 @@ func (c *chapterPanel) bind(p *page, emit func(event)) {
 			emit(evAnswer{n})
 		case "embed":
 			emit(evEmbedSnippet{})
+		case "proj":
+			emit(evProjector{})
 		case "set":
 			// A picked table row: its settings, in order (a policy before its budget).
 			for _, kv := range strings.Split(arg, "&") {
@@ -97,6 +99,10 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		fmt.Fprintf(&nav, `<button type="button" data-act="go" data-arg="%s" title="%s">%s ▶</button>`, play.Chapters[l.index+1].ID, esc(u.tr("ch.keys")), esc(u.tr("ch.next")))
 	}
 	fmt.Fprintf(&nav, `<button type="button" data-act="go" data-arg="">%s</button>`, esc(u.tr("ch.exit")))
+	if u.projector {
+		// Projector mode hides the header and its Projector button: the way back is here.
+		fmt.Fprintf(&nav, `<button type="button" data-act="proj" aria-pressed="true">%s</button>`, esc(u.tr("ctl.projector")))
+	}
 	p.setHTML("ch-nav", nav.String())
 	p.setText("ch-title", k("title"))
 	// Each of the chapter's terms is defined where it first appears, in

@@ -36,7 +36,11 @@ func (l *langPanel) render(p *page, u *uiState) {
 		els := p.doc.Call("querySelectorAll", sel)
 		for i := 0; i < els.Length(); i++ {
 			el := els.Index(i)
-			txt := play.T(u.lang, el.Get("dataset").Get(attr).String())
+			key := el.Get("dataset").Get(attr).String()
+			txt := play.T(u.lang, key)
+			if prop == "" {
+				txt = u.hint(key) // a visible hint in its touch wording on a touch screen
+			}
 			if prop == "" {
 				el.Set("textContent", txt)
 			} else {

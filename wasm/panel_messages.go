@@ -20,6 +20,9 @@ func (messagesPanel) render(p *page, u *uiState) {
 	if el := p.el("info"); !el.IsNull() {
 		setProp(el, "textContent", u.info)
 		setProp(el, "hidden", u.info == "")
+		// The preset's description, which projector mode leaves off its slide
+		// (the key list, a copied link or an upload's note still show there).
+		el.Get("classList").Call("toggle", "about", u.st != nil && u.info == presetInfo(u.lang, u.st.Preset))
 	}
 }
 

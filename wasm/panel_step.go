@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"syscall/js"
 
 	"servelab/wasm/play"
 )
@@ -14,7 +15,16 @@ import (
 // took X ms"; in compare mode also the other run's step at the same moment.
 type stepPanel struct{}
 
-func (stepPanel) bind(*page, func(event)) {}
+// evDeselect clears the selected step (the sheet's close button; Esc).
+type evDeselect struct{}
+
+func (stepPanel) bind(p *page, emit func(event)) {
+	p.listen(p.el("step-info"), "click", func(ev js.Value) {
+		if !ev.Get("target").Call("closest", "[data-act=deselect]").IsNull() {
+			emit(evDeselect{})
+		}
+	})
+}
 
 func (stepPanel) render(p *page, u *uiState) {
 	run := u.run
@@ -29,10 +39,19 @@ func (stepPanel) render(p *page, u *uiState) {
 	}
 	row, k := u.stepRow, u.step
 	if run == nil || row < 0 || row >= len(run.Rows) || k < 0 || k >= len(run.Rows[row].Iters) {
-		p.setHTML("step-info", `<p class="small">`+html.EscapeString(u.tr("step.hint"))+`</p>`)
+		p.setHTML("step-info", `<p class="small">`+html.EscapeString(u.hint("step.hint"))+`</p>`)
+		if el := p.el("step-info"); !el.IsNull() {
+			el.Get("classList").Call("remove", "sel")
+		}
 		return
 	}
+	// On a phone the explanation is a sheet over the bottom of the screen
+	// (style.css), closed by its button or by tapping where no step is.
+	if el := p.el("step-info"); !el.IsNull() {
+		el.Get("classList").Call("add", "sel")
+	}
 	var sb strings.Builder
+	fmt.Fprintf(&sb, `<button type="button" class="close" data-act="deselect" aria-label="%s">×</button>`, html.EscapeString(u.tr("step.close")))
 	sb.WriteString(explainStep(u, run, row, k, name, true))
 	if other != nil {
 		// The same moment in the other run: the step each of its GPUs was running then.

@@ -197,6 +197,7 @@ var catalogueEN = map[string]string{
 	"leg.measB":       "measured B",
 	"leg.unch":        "lab chapter: the unchunked run's gaps, on the same axis",
 	"leg.keys":        "Keys: Space play, . step, + − zoom, ← → pan, 0 fit, Esc deselect, [ ] previous/next chapter; drag to pan, wheel to zoom",
+	"leg.keys.touch":  "Touch: tap a step to see why it took as long as it did, drag sideways to pan, pinch to zoom; the buttons above play, step and fit the whole run",
 	"canvas.long":     "long prompt arrives",
 	"canvas.requests": "requests (%d)",
 	"canvas.shown":    "%d shown",
@@ -205,6 +206,8 @@ var catalogueEN = map[string]string{
 
 	// The step explanation.
 	"step.hint":         "Hover or click a step on the timeline to see why it took as long as it did.",
+	"step.hint.touch":   "Tap a step on the timeline to see why it took as long as it did.",
+	"step.close":        "Close the step's explanation",
 	"step.more":         "… %d more",
 	"step.title":        "Step %d on %s took %s ms — %s",
 	"step.carry":        "At %s: %s carrying %d decode tokens and %d prefill tokens (%s).",

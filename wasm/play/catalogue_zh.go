@@ -193,6 +193,7 @@ var catalogueZH = map[string]string{
 	"leg.measB":       "实测 B",
 	"leg.unch":        "实验章节：不分块那次运行的间隔，同一坐标轴",
 	"leg.keys":        "快捷键：空格 播放，. 单步，+ − 缩放，← → 平移，0 全部，Esc 取消选择，[ ] 上一章/下一章；拖动平移，滚轮缩放",
+	"leg.keys.touch":  "触屏：点一下某一步看它为什么花了这么久，左右拖动平移，双指缩放；上方的按钮播放、单步、显示全部",
 	"canvas.long":     "长提示到达",
 	"canvas.requests": "请求（%d 个）",
 	"canvas.shown":    "显示 %d 个",
@@ -200,6 +201,8 @@ var catalogueZH = map[string]string{
 	"canvas.max":      "最大",
 
 	"step.hint":         "把鼠标移到时间线上的某一步或点击它，看看这一步为什么花了这么久。",
+	"step.hint.touch":   "在时间线上点一下某一步，看看这一步为什么花了这么久。",
+	"step.close":        "关闭这一步的说明",
 	"step.more":         "… 还有 %d 个",
 	"step.title":        "第 %d 步（%s）用了 %s 毫秒 —— %s",
 	"step.carry":        "在 %s：%s，带 %d 个 decode token 和 %d 个 prefill token（%s）。",
