@@ -62,12 +62,12 @@ func (a *App) installAPI() {
 				if k == "preset" {
 					continue
 				}
-				if n := a.state.Set(k, v); n != "" {
+				if n := a.s.state.Set(k, v); n != "" {
 					notes = append(notes, n)
 				}
 			}
-			a.notes = notes
-			a.needSim = true
+			a.s.notes = notes
+			a.s.needSim = true
 		})
 		return nil
 	})
@@ -106,7 +106,7 @@ func (a *App) installAPI() {
 	fn("status", func([]js.Value) any {
 		p := snap()
 		return map[string]any{"error": p.err, "notes": strings.Join(p.notes, "; "), "overlays": p.overlays,
-			"reducedMotion": a.reduced, "projector": p.projector,
+			"reducedMotion": a.tl.reduced, "projector": p.projector,
 			"live": p.live, "liveProbed": p.liveProbed, "liveFrames": p.liveFrames, "liveRunning": p.liveRunning,
 			"liveEdge": p.liveEdge, "simulating": p.simPending}
 	})
@@ -135,7 +135,7 @@ func (a *App) installAPI() {
 	})
 	api.Set("ready", true)
 	api.Set("version", "1")
-	a.win.Set("servelab", api)
+	a.pg.win.Set("servelab", api)
 	js.Global().Set("servelab", api)
 }
 

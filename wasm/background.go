@@ -26,10 +26,10 @@ var errCancelled = errors.New("cancelled")
 // cancels the job. cur is the point of s's own rate, read from the run
 // shown (nil: none).
 func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.RatePoint) {
-	if a.simErr != "" {
+	if a.s.simErr != "" {
 		return
 	}
-	if s.Workload == "lab" || (a.run != nil && a.run.Truncated) || play.SweepTooBig(s) {
+	if s.Workload == "lab" || (a.s.run != nil && a.s.run.Truncated) || play.SweepTooBig(s) {
 		return // Figures() already says why there is no sweep
 	}
 	go func() {
@@ -75,8 +75,8 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 		}
 		ptsCopy := pts
 		a.postNow("background figures", func() {
-			if a.figGen == gen {
-				a.rates = ptsCopy
+			if a.bg.gen == gen {
+				a.bg.rates = ptsCopy
 				a.renderFigures()
 			}
 		})
@@ -88,18 +88,18 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 		note := ""
 		switch {
 		case err != nil:
-			note = play.Tf(a.lang, "note.error", err.Error())
+			note = play.Tf(a.disp.lang, "note.error", err.Error())
 		case saturated:
-			note = play.Tf(a.lang, "note.saturated", hi)
+			note = play.Tf(a.disp.lang, "note.saturated", hi)
 		}
 		a.postNow("background figures", func() {
-			if a.figGen != gen {
+			if a.bg.gen != gen {
 				return
 			}
-			a.figs.Goodput, a.figs.GoodputNote = g, note
+			a.bg.figs.Goodput, a.bg.figs.GoodputNote = g, note
 			a.renderFigures()
 			// On the page's clock, for the benchmark: both panels are shown.
-			a.win.Set("servelabPanelsMs", a.win.Get("performance").Call("now"))
+			a.pg.win.Set("servelabPanelsMs", a.pg.win.Get("performance").Call("now"))
 		})
 	}()
 }
@@ -109,14 +109,14 @@ func (a *App) pickBackground() {
 	if a.lec != nil && a.lec.pending() {
 		return // a chapter's table comes first: they would share the one thread
 	}
-	if a.bgPending {
-		a.bgPending = false
+	if a.bg.pending {
+		a.bg.pending = false
 		a.publish() // (the background checks the published figures' generation)
 		var cur *play.RatePoint
-		if r := a.run; r != nil && r.State.Query() == a.state.Query() {
-			cur = &play.RatePoint{Rate: a.state.Rate, TTFTP90: r.Summary.TTFTP90, TPOTP90: r.Summary.TPOTP90, Attainment: a.figs.Attainment}
+		if r := a.s.run; r != nil && r.State.Query() == a.s.state.Query() {
+			cur = &play.RatePoint{Rate: a.s.state.Rate, TTFTP90: r.Summary.TTFTP90, TPOTP90: r.Summary.TPOTP90, Attainment: a.bg.figs.Attainment}
 		}
-		a.startBackground(a.state.Clone(), a.figGen, a.bgAt, cur)
+		a.startBackground(a.s.state.Clone(), a.bg.gen, a.bg.at, cur)
 	}
 }
 

@@ -61,8 +61,8 @@ func (a *App) handleJobs(ev event) {
 	case evCancelCalibrate:
 		a.cancelCalibration()
 	case evCancelBig:
-		if a.big.running && a.big.cancel != nil {
-			a.big.cancel.Store(true)
+		if a.sched.big.running && a.sched.big.cancel != nil {
+			a.sched.big.cancel.Store(true)
 		}
 	}
 }
@@ -72,19 +72,19 @@ func (a *App) handleJobs(ev event) {
 // file or a trace), and the overlay or the trace lands through post like a
 // small upload's.
 func (a *App) loadBig(f js.Value, name string, size float64) {
-	if a.big.running {
-		a.big.cancel.Store(true) // the newer file wins
+	if a.sched.big.running {
+		a.sched.big.cancel.Store(true) // the newer file wins
 	}
 	cancel := &atomic.Bool{}
-	a.big = bigUpload{running: true, name: name, size: size, cancel: cancel}
+	a.sched.big = bigUpload{running: true, name: name, size: size, cancel: cancel}
 	a.pn.big.render(a.pg, a.ui()) // only the progress changed: the rest of the page stays drawn
 	progress := func(frac float64) error {
 		if cancel.Load() {
 			return errCancelled
 		}
 		a.post(func() {
-			if a.big.cancel == cancel {
-				a.big.frac = frac
+			if a.sched.big.cancel == cancel {
+				a.sched.big.frac = frac
 				a.pn.big.render(a.pg, a.ui())
 			}
 		})
@@ -98,18 +98,18 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 	// (bad names the message), or ok with what was read.
 	finish := func(err error, bad string, ok func()) {
 		a.post(func() {
-			if a.big.cancel != cancel {
+			if a.sched.big.cancel != cancel {
 				return
 			}
-			a.big.running = false
+			a.sched.big.running = false
 			switch {
 			case errors.Is(err, errCancelled):
-				a.info = play.Tf(a.lang, "big.cancelled", name)
+				a.disp.info = play.Tf(a.disp.lang, "big.cancelled", name)
 				a.render()
 			case err != nil:
-				a.big = bigUpload{}
+				a.sched.big = bigUpload{}
 				a.render()
-				a.message(play.Tf(a.lang, bad, play.SayError(a.lang, err)), true)
+				a.message(play.Tf(a.disp.lang, bad, play.SayError(a.disp.lang, err)), true)
 			default:
 				ok()
 			}
@@ -119,16 +119,16 @@ func (a *App) loadBig(f js.Value, name string, size float64) {
 	// A trace becomes the workload, as a small one does (loadMeasured).
 	doneTrace := func(reqs []sim.Request, err error) {
 		finish(err, "up.badtrace", func() {
-			n := a.sess.UseTrace(name, reqs)
+			n := a.s.files.UseTrace(name, reqs)
 			a.change("workload", "trace")
-			a.info = play.Tf(a.lang, "up.trace", name, n)
+			a.disp.info = play.Tf(a.disp.lang, "up.trace", name, n)
 			a.render()
 		})
 	}
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				a.post(func() { a.big.running = false; a.fail("reading "+name, r) })
+				a.post(func() { a.sched.big.running = false; a.fail("reading "+name, r) })
 			}
 		}()
 		data, err := readInSlices(f, func(f float64) error { return progress(0.2 * f) })

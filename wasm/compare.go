@@ -36,13 +36,13 @@ type pane struct {
 // must be simulated again (rs's job is then B's); else B stands or is
 // dropped.
 func (a *App) startB(rs *resim) bool {
-	c := &a.cmp
+	c := &a.s.cmp
 	var notes []string
-	c.stateB, notes = c.pair.StateB(a.state)
+	c.stateB, notes = c.pair.StateB(a.s.state)
 	if c.pair.On {
-		a.notes = append(a.notes, notes...)
+		a.s.notes = append(a.s.notes, notes...)
 	}
-	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == a.sess.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
+	if c.pair.On && c.runB != nil && c.errB == "" && c.filesB == a.s.files.FilesGen() && c.runB.State.Query() == c.stateB.Query() {
 		return false // only run A's own settings changed: B stands
 	}
 	if !c.pair.On {
@@ -55,25 +55,25 @@ func (a *App) startB(rs *resim) bool {
 
 // landB shows run B's new run (or why it has none).
 func (a *App) landB(r *play.SimRun, err error) {
-	c := &a.cmp
+	c := &a.s.cmp
 	c.runB.Recycle()
 	c.runB, c.errB = nil, ""
-	c.filesB = a.sess.FilesGen()
+	c.filesB = a.s.files.FilesGen()
 	if err != nil {
 		c.errB = err.Error()
 		c.figsB = play.Figures{Goodput: -1}
 		return
 	}
 	c.runB = r
-	a.simMs += r.SimMs
+	a.bg.simMs += r.SimMs
 	c.figsB = r.Figures()
 }
 
 // keepA reports whether run A can stand as it is: in compare mode, when
 // only run B's settings changed (the form edits B), A's run is the same.
 func (a *App) keepA() bool {
-	return a.cmp.pair.On && a.run != nil && a.simErr == "" && a.lec == nil &&
-		a.cmp.filesA == a.sess.FilesGen() && a.run.State.Query() == a.state.Query()
+	return a.s.cmp.pair.On && a.s.run != nil && a.s.simErr == "" && a.lec == nil &&
+		a.s.cmp.filesA == a.s.files.FilesGen() && a.s.run.State.Query() == a.s.state.Query()
 }
 
 // hasMem reports whether a run has a memory lane (a KV limit).
@@ -82,8 +82,8 @@ func hasMem(r *play.SimRun) bool { return r != nil && r.KVCapacity > 0 }
 // panes lays out the canvas: one pane, or in compare mode A above B on
 // the same time axis.
 func (a *App) panes() []pane {
-	scale := a.dpr
-	if a.projector {
+	scale := a.tl.dpr
+	if a.disp.projector {
 		scale *= 1.5
 	}
 	rows := func(r *play.SimRun) int {
@@ -92,14 +92,14 @@ func (a *App) panes() []pane {
 		}
 		return max(1, len(r.Rows))
 	}
-	w, h := float64(a.w), float64(a.h)
-	if !a.cmp.pair.On {
-		return []pane{{a.run, layoutAt(0, w, h, scale, rows(a.run), hasMem(a.run), false)}}
+	w, h := float64(a.tl.w), float64(a.tl.h)
+	if !a.s.cmp.pair.On {
+		return []pane{{a.s.run, layoutAt(0, w, h, scale, rows(a.s.run), hasMem(a.s.run), false)}}
 	}
 	half := math.Floor(h / 2)
 	return []pane{
-		{a.run, layoutAt(0, w, half, scale, rows(a.run), hasMem(a.run), true)},
-		{a.cmp.runB, layoutAt(half, w, h-half, scale, rows(a.cmp.runB), hasMem(a.cmp.runB), true)},
+		{a.s.run, layoutAt(0, w, half, scale, rows(a.s.run), hasMem(a.s.run), true)},
+		{a.s.cmp.runB, layoutAt(half, w, h-half, scale, rows(a.s.cmp.runB), hasMem(a.s.cmp.runB), true)},
 	}
 }
 
@@ -107,18 +107,18 @@ func (a *App) panes() []pane {
 func (a *App) paintAll(dst *ebiten.Image) []label {
 	ps := a.panes()
 	dst.Fill(colBG)
-	meas := append(a.overlays[:], a.chapterOverlay())
+	meas := append(a.s.overlays[:], a.chapterOverlay())
 	if len(ps) == 1 {
-		return paintPane(dst, a.batch, a.run, &a.view, ps[0].geo, meas, a.lang)
+		return paintPane(dst, a.tl.batch, a.s.run, &a.tl.view, ps[0].geo, meas, a.disp.lang)
 	}
 	top := 0.0
 	for _, p := range ps {
-		top = math.Max(top, gapMaxInView(p.run, &a.view))
+		top = math.Max(top, gapMaxInView(p.run, &a.tl.view))
 	}
 	for _, m := range meas {
 		if m != nil {
 			for _, gp := range m.Gaps {
-				if t := gp.TRelInject + m.Origin; t >= a.view.T0 && t <= a.view.T0+a.view.Span {
+				if t := gp.TRelInject + m.Origin; t >= a.tl.view.T0 && t <= a.tl.view.T0+a.tl.view.Span {
 					top = math.Max(top, gp.Gap)
 				}
 			}
@@ -129,22 +129,22 @@ func (a *App) paintAll(dst *ebiten.Image) []label {
 		p.geo.gapTop = top
 		name := "A"
 		var m []*play.Overlay
-		st := a.state
+		st := a.s.state
 		if i == 0 {
 			m = meas
 		} else {
-			name, st = "B", a.cmp.stateB
+			name, st = "B", a.s.cmp.stateB
 			// a line between the panes
-			a.batch.rect(0, p.geo.axisY-18*p.geo.s, float64(a.w), 2*p.geo.s, colGrid)
+			a.tl.batch.rect(0, p.geo.axisY-18*p.geo.s, float64(a.tl.w), 2*p.geo.s, colGrid)
 		}
-		labels = append(labels, label{4 * p.geo.s, p.geo.axisY - 15*p.geo.s, name + " · " + runTitle(a.lang, st), "row"})
+		labels = append(labels, label{4 * p.geo.s, p.geo.axisY - 15*p.geo.s, name + " · " + runTitle(a.disp.lang, st), "row"})
 		if p.run == nil {
 			continue
 		}
 		v := a.paneView(i)
-		labels = append(labels, paintPane(dst, a.batch, p.run, &v, p.geo, m, a.lang)...)
+		labels = append(labels, paintPane(dst, a.tl.batch, p.run, &v, p.geo, m, a.disp.lang)...)
 	}
-	a.batch.flush(dst)
+	a.tl.batch.flush(dst)
 	return labels
 }
 
@@ -164,7 +164,7 @@ func runTitle(lang string, st play.State) string {
 // outlined in its own run, and in the other run the step its first GPU was
 // running at the same moment.
 func (a *App) paneView(i int) View {
-	v := a.view
+	v := a.tl.view
 	same := func(pane, row, k int) (int, int) {
 		if pane == i || k < 0 {
 			return row, k
@@ -176,8 +176,8 @@ func (a *App) paneView(i int) View {
 		it := &from.Rows[row].Iters[k]
 		return 0, to.StepAt(0, it.Start+it.Duration/2)
 	}
-	v.SelRow, v.Sel = same(a.view.SelPane, a.view.SelRow, a.view.Sel)
-	v.HoverRow, v.Hover = same(a.view.HoverPane, a.view.HoverRow, a.view.Hover)
+	v.SelRow, v.Sel = same(a.tl.view.SelPane, a.tl.view.SelRow, a.tl.view.Sel)
+	v.HoverRow, v.Hover = same(a.tl.view.HoverPane, a.tl.view.HoverRow, a.tl.view.Hover)
 	v.SelPane, v.HoverPane = i, i
 	return v
 }
@@ -205,7 +205,7 @@ func (a *App) hitPane(x, y float64) (pn, row, k int) {
 		if y < top || y >= p.geo.h {
 			continue
 		}
-		row, k = hit(p.run, &a.view, p.geo, x, y)
+		row, k = hit(p.run, &a.tl.view, p.geo, x, y)
 		return i, row, k
 	}
 	return 0, -1, -1
@@ -214,29 +214,29 @@ func (a *App) hitPane(x, y float64) (pn, row, k int) {
 // runOf is pane i's run.
 func (a *App) runOf(i int) *play.SimRun {
 	if i == 1 {
-		return a.cmp.runB
+		return a.s.cmp.runB
 	}
-	return a.run
+	return a.s.run
 }
 
 // setCompare turns compare mode on or off; on, run B starts as A's copy
 // with chunking (the comparison most lectures make) unless it has settings.
 func (a *App) setCompare(on bool) {
-	c := &a.cmp
+	c := &a.s.cmp
 	c.pair.On = on
 	if on && len(c.pair.B) == 0 {
 		other := "chunked"
-		if a.state.Policy == "chunked" {
+		if a.s.state.Policy == "chunked" {
 			other = "prefill-first"
 		}
-		c.pair.SetB(a.state, "policy", other)
+		c.pair.SetB(a.s.state, "policy", other)
 	}
 	if !on {
 		c.editB = false
 	}
-	a.view.SelPane, a.view.HoverPane = 0, 0
-	a.needSim = true
-	a.urlDirty = true
+	a.tl.view.SelPane, a.tl.view.HoverPane = 0, 0
+	a.s.needSim = true
+	a.sched.urlDirty = true
 }
 
 // handleMore applies the events of compare mode, the split search and uploads.
@@ -245,36 +245,36 @@ func (a *App) handleMore(ev event) {
 	case evCompare:
 		a.setCompare(e.on)
 	case evEditB:
-		if a.cmp.pair.On {
-			a.cmp.editB = e.b
+		if a.s.cmp.pair.On {
+			a.s.cmp.editB = e.b
 			a.render()
 		}
 	case evResetB:
-		a.cmp.pair.B = map[string]string{}
-		a.needSim, a.urlDirty = true, true
+		a.s.cmp.pair.B = map[string]string{}
+		a.s.needSim, a.sched.urlDirty = true, true
 	case evSplit:
 		a.startSplit(e.gpus)
 	case evSplitUse:
-		if r := a.split.res; r != nil && r.Best.Total > 0 {
+		if r := a.pn.splitSt.res; r != nil && r.Best.Total > 0 {
 			a.change("xp", strconv.Itoa(r.Best.Prefill))
 			a.change("yd", strconv.Itoa(r.Best.Decode))
 		}
 	case evReplace:
-		o := a.ask.pending
-		a.ask.pending = nil
+		o := a.pn.ask.pending
+		a.pn.ask.pending = nil
 		if o != nil && e.slot >= 0 {
 			a.placeOverlay(o, e.slot)
 		}
 		a.render()
 	case evSwitchConfig:
-		if !e.keep && a.ask.offerPolicy != "" {
-			a.state.Policy = a.ask.offerPolicy
-			if a.ask.offerBudget > 0 {
-				a.state.Set("budget", play.FormatNum(float64(a.ask.offerBudget)))
+		if !e.keep && a.pn.ask.offerPolicy != "" {
+			a.s.state.Policy = a.pn.ask.offerPolicy
+			if a.pn.ask.offerBudget > 0 {
+				a.s.state.Set("budget", play.FormatNum(float64(a.pn.ask.offerBudget)))
 			}
-			a.needSim = true
+			a.s.needSim = true
 		}
-		a.ask.offerPolicy = ""
+		a.pn.ask.offerPolicy = ""
 		a.render()
 	}
 }
@@ -282,9 +282,9 @@ func (a *App) handleMore(ev event) {
 // readScreenQuery reads the page's own URL keys: compare mode and run B
 // (cmp=1&b.KEY=...), projector mode (proj=1) and playback speed.
 func (a *App) readScreenQuery(q string) {
-	a.cmp.pair = play.ParsePair(q)
-	a.projector = play.QueryFlag(q, "proj")
+	a.s.cmp.pair = play.ParsePair(q)
+	a.disp.projector = play.QueryFlag(q, "proj")
 	if v, err := strconv.ParseFloat(play.QueryValue(q, "speed"), 64); err == nil && v > 0 && v <= 1000 {
-		a.speed = v
+		a.tl.speed = v
 	}
 }

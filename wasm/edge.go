@@ -48,7 +48,7 @@ func (a *App) probeEdge() {
 }
 
 // perfNow is the page's monotonic clock in seconds.
-func (a *App) perfNow() float64 { return a.win.Get("performance").Call("now").Float() / 1000 }
+func (a *App) perfNow() float64 { return a.pg.win.Get("performance").Call("now").Float() / 1000 }
 
 // startEdge fits the lab knobs to the proxy's limits, asks the lab server
 // for its model and starts the loop.
@@ -62,23 +62,23 @@ func (a *App) startEdge() {
 		a.liveStatus(a.tr("edge.noinfo"))
 		return
 	}
-	s := &a.state
+	s := &a.s.state
 	s.Workload = scenario.Lab
 	if !play.OneGPUColocated(s.Policy) {
 		s.Policy = scenario.Chunked
 	}
 	play.ApplyEdgeDefaults(s)
 	maxConns := 0
-	if a.win.Get("location").Get("protocol").String() == "http:" {
+	if a.pg.win.Get("location").Get("protocol").String() == "http:" {
 		maxConns = 6 // HTTP/1.1: Chromium and Firefox hold 6 connections per host
 	}
 	w, notes := play.EdgeWorkload(*s, *lim, maxConns)
 	// The simulation beside the measurement runs the same workload.
 	s.Lab = w
 	s.Preset = ""
-	a.notes = notes
-	a.needSim = true
-	a.urlDirty = true
+	a.s.notes = notes
+	a.s.needSim = true
+	a.sched.urlDirty = true
 	a.liveStatus(a.tr("edge.asking"))
 	a.fetchJSON("api/v1/models", map[string]any{"cache": "no-store"}, func(status int, body string, err error) {
 		if err != nil || status != 200 {
@@ -94,17 +94,17 @@ func (a *App) startEdge() {
 			a.liveStatus(a.tr("live.nomodel"))
 			return
 		}
-		loc := a.win.Get("location")
+		loc := a.pg.win.Get("location")
 		cfg := lab.DefaultConfig()
 		cfg.LabWorkload = w
 		cfg.LongCount = 1
 		cfg.Model = ms.Data[0].ID
-		cfg.Label = "edge-" + a.state.Policy
+		cfg.Label = "edge-" + a.s.state.Policy
 		cfg.BaseURL = loc.Get("origin").String() + "/api"
 		cfg.Host = loc.Get("hostname").String()
 		cfg.Port, _ = strconv.Atoi(loc.Get("port").String())
 		cfg.Warmup = 1 // run.py's 2, less one: every request counts against the rate limit
-		cfg.Seed = int(a.state.Seed)
+		cfg.Seed = int(a.s.state.Seed)
 		loop, err := play.NewLoop(cfg)
 		if err != nil {
 			a.liveStatus(a.trf("live.nostart", err.Error()))
@@ -118,10 +118,10 @@ func (a *App) startEdge() {
 		a.live.edgeMu.Unlock()
 		a.live.inject, a.live.frames, a.live.lastProg, a.live.edgeJSON, a.live.latest = w.InjectAfter, 0, 0, "", 0
 		a.live.overlay = &play.Overlay{Name: "live (edge proxy)", Kind: "lab", Origin: math.Max(0, w.InjectAfter)}
-		a.overlays = [2]*play.Overlay{a.live.overlay, nil}
-		a.playing = false
-		a.view.Cursor, a.view.T0 = 0, 0
-		a.view.Span = math.Max(2, math.Min(10, w.Duration/4))
+		a.s.overlays = [2]*play.Overlay{a.live.overlay, nil}
+		a.tl.playing = false
+		a.tl.view.Cursor, a.tl.view.T0 = 0, 0
+		a.tl.view.Span = math.Max(2, math.Min(10, w.Duration/4))
 		a.setView()
 		a.liveStatus(a.trf("edge.warm", w.ShortConcurrency, w.Duration, cfg.Model))
 		a.live.edgeMu.Lock()
@@ -131,7 +131,7 @@ func (a *App) startEdge() {
 		// The injection and the end are noticed by a timer, not by the
 		// animation frames (which a busy or hidden page slows down).
 		a.live.timer = a.jsFunc("edge timer", nil, func([]js.Value) { a.edgeTick(gen) })
-		a.live.timerID = a.win.Call("setInterval", a.live.timer, 20)
+		a.live.timerID = a.pg.win.Call("setInterval", a.live.timer, 20)
 		a.publish()
 	})
 }
@@ -196,7 +196,7 @@ func (a *App) streamer() (w js.Value, ok bool) {
 			ok = false
 		}
 	}()
-	w = a.win.Get("Worker").New("stream-worker.js")
+	w = a.pg.win.Get("Worker").New("stream-worker.js")
 	var id, gen int
 	var status int
 	onMsg := a.jsFunc("edge stream", func() {
@@ -206,7 +206,7 @@ func (a *App) streamer() (w js.Value, ok bool) {
 	}, func(args []js.Value) {
 		m := args[0].Get("data")
 		id, gen = m.Get("id").Int(), m.Get("gen").Int()
-		origin := a.win.Get("performance").Get("timeOrigin").Float()
+		origin := a.pg.win.Get("performance").Get("timeOrigin").Float()
 		if c := m.Get("chunk"); c.Truthy() {
 			status = 200 // chunks come only from answers that stream
 			// The chunk is a Uint8Array of the parent page's realm, which
@@ -252,7 +252,7 @@ func (a *App) edgeFetch(gen int, x play.Launch) {
 		a.live.aborts[x.ID] = true
 	}
 	a.live.edgeMu.Unlock()
-	url := a.win.Get("URL").New("api/v1/completions", a.win.Get("document").Get("baseURI")).Call("toString")
+	url := a.pg.win.Get("URL").New("api/v1/completions", a.pg.win.Get("document").Get("baseURI")).Call("toString")
 	w.Call("postMessage", map[string]any{"id": x.ID, "gen": gen, "url": url, "body": string(x.Body)})
 }
 
@@ -401,7 +401,7 @@ func (a *App) tickEdge() {
 func (a *App) finishEdge(l *play.Loop) {
 	a.live.edgeRunning = false
 	if !a.live.timerID.IsUndefined() {
-		a.win.Call("clearInterval", a.live.timerID)
+		a.pg.win.Call("clearInterval", a.live.timerID)
 		a.live.timer.Release()
 		a.live.timerID = js.Undefined()
 	}
@@ -418,7 +418,7 @@ func (a *App) finishEdge(l *play.Loop) {
 		a.publish()
 		return
 	}
-	a.overlays = [2]*play.Overlay{}
+	a.s.overlays = [2]*play.Overlay{}
 	a.loadMeasured(name, data)
 	msg := a.trf("edge.done", ms(m.Summary.WorstGap), m.Summary.WorstGapOffset, m.Summary.TokensObserved, ms(m.Summary.LongTTFT))
 	if why := l.Stopped(); why != "" {
@@ -437,7 +437,7 @@ func (a *App) offerDownload(name, data string) {
 	}
 	btn := a.el("live-download")
 	if btn.IsNull() {
-		btn = a.doc.Call("createElement", "button")
+		btn = a.pg.doc.Call("createElement", "button")
 		btn.Set("id", "live-download")
 		btn.Set("type", "button")
 		btn.Set("textContent", a.tr("edge.download"))

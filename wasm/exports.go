@@ -15,7 +15,7 @@ func (a *App) figuresJSON() string {
 
 // figuresCSV is the figures export; its headers are in the page's language.
 func (a *App) figuresCSV() string {
-	f := a.figs
+	f := a.bg.figs
 	var sb strings.Builder
 	sb.WriteString(a.tr("csv.head") + "\n")
 	for i, n := range []string{"ttft", "tpot", "itl"} {
@@ -24,51 +24,51 @@ func (a *App) figuresCSV() string {
 	}
 	fmt.Fprintf(&sb, "\n%s,%g\n%s,%g\n%s,%g\n", a.tr("csv.attain"), f.Attainment, a.tr("csv.goodput"), f.Goodput, a.tr("csv.throughput"), f.Throughput)
 	sb.WriteString("\n" + a.tr("csv.rates") + "\n")
-	for _, p := range a.rates {
+	for _, p := range a.bg.rates {
 		fmt.Fprintf(&sb, "%g,%s,%s,%g\n", p.Rate, ms(p.TTFTP90), ms(p.TPOTP90), p.Attainment)
 	}
-	fmt.Fprintf(&sb, "\n%s,%q\n", a.tr("csv.query"), a.state.Query())
+	fmt.Fprintf(&sb, "\n%s,%q\n", a.tr("csv.query"), a.s.state.Query())
 	return sb.String()
 }
 
 // download hands text to the browser as a file.
 func (a *App) download(name, mime, text string) {
-	blob := a.win.Get("Blob").New([]any{text}, map[string]any{"type": mime})
+	blob := a.pg.win.Get("Blob").New([]any{text}, map[string]any{"type": mime})
 	a.saveBlob(name, blob)
 }
 
 func (a *App) saveBlob(name string, blob js.Value) {
-	u := a.win.Get("URL").Call("createObjectURL", blob)
-	link := a.doc.Call("createElement", "a")
+	u := a.pg.win.Get("URL").Call("createObjectURL", blob)
+	link := a.pg.doc.Call("createElement", "a")
 	link.Set("href", u)
 	link.Set("download", name)
-	a.doc.Get("body").Call("appendChild", link)
+	a.pg.doc.Get("body").Call("appendChild", link)
 	link.Call("click")
 	link.Call("remove")
 	var revoke js.Func
-	revoke = a.jsFunc("download", nil, func([]js.Value) { revoke.Release(); a.win.Get("URL").Call("revokeObjectURL", u) })
-	a.win.Call("setTimeout", revoke, 10000)
+	revoke = a.jsFunc("download", nil, func([]js.Value) { revoke.Release(); a.pg.win.Get("URL").Call("revokeObjectURL", u) })
+	a.pg.win.Call("setTimeout", revoke, 10000)
 }
 
 // exportPNG reads the painted timeline back and writes it with its labels into a PNG.
 func (a *App) exportPNG() {
-	if a.off == nil || a.w == 0 {
+	if a.tl.off == nil || a.tl.w == 0 {
 		return
 	}
-	pix := make([]byte, 4*a.w*a.h)
-	a.off.ReadPixels(pix)
+	pix := make([]byte, 4*a.tl.w*a.tl.h)
+	a.tl.off.ReadPixels(pix)
 	// The frame's own constructors: CopyBytesToJS checks the array's type in this realm.
 	arr := js.Global().Get("Uint8ClampedArray").New(len(pix))
 	js.CopyBytesToJS(arr, pix)
-	cv := a.own.Call("createElement", "canvas")
-	cv.Set("width", a.w)
-	cv.Set("height", a.h)
+	cv := a.pg.own.Call("createElement", "canvas")
+	cv.Set("width", a.tl.w)
+	cv.Set("height", a.tl.h)
 	ctx := cv.Call("getContext", "2d")
-	ctx.Call("putImageData", js.Global().Get("ImageData").New(arr, a.w, a.h), 0, 0)
+	ctx.Call("putImageData", js.Global().Get("ImageData").New(arr, a.tl.w, a.tl.h), 0, 0)
 	ctx.Set("fillStyle", "#dddddd")
 	ctx.Set("textBaseline", "top")
-	ctx.Set("font", fmt.Sprintf("%dpx sans-serif", int(12*a.dpr)))
-	for _, l := range a.labels {
+	ctx.Set("font", fmt.Sprintf("%dpx sans-serif", int(12*a.tl.dpr)))
+	for _, l := range a.tl.labels {
 		ctx.Call("fillText", l.text, l.x, l.y)
 	}
 	cv.Call("toBlob", js.FuncOf(func(this js.Value, args []js.Value) any {

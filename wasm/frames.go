@@ -25,7 +25,7 @@ import (
 // animation frame.
 func (a *App) startFrames() {
 	ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum)
-	root := a.own.Get("documentElement")
+	root := a.pg.own.Get("documentElement")
 	for ev, mode := range map[string]ebiten.FPSModeType{"pointerenter": ebiten.FPSModeVsyncOn, "pointerleave": ebiten.FPSModeVsyncOffMinimum} {
 		root.Call("addEventListener", ev, js.FuncOf(func(js.Value, []js.Value) any {
 			ebiten.SetFPSMode(mode)
@@ -34,11 +34,11 @@ func (a *App) startFrames() {
 	}
 	var f js.Func
 	f = js.FuncOf(func(js.Value, []js.Value) any {
-		a.win.Call("requestAnimationFrame", f)
+		a.pg.win.Call("requestAnimationFrame", f)
 		a.tick()
 		return nil
 	})
-	a.win.Call("requestAnimationFrame", f)
+	a.pg.win.Call("requestAnimationFrame", f)
 }
 
 // tick is one animation frame's work: it drains queued changes,
@@ -46,23 +46,23 @@ func (a *App) startFrames() {
 // background figures, and asks ebiten for a frame when the canvas must be
 // repainted. A panic is reported, not fatal.
 func (a *App) tick() {
-	if a.inFrame {
+	if a.sched.inFrame {
 		return // (only if a frame's work blocked: it ends first)
 	}
 	defer a.busy("a frame", true)()
 	a.work(false)
 	a.tickEdge()
 	a.tickPlayback()
-	if !a.needSim && a.rs == nil {
+	if !a.s.needSim && a.sched.rs == nil {
 		a.pickBackground()
 	}
 	// The address bar waits for a frame that neither began nor landed a
 	// re-simulation (history.replaceState took 10-30 ms of a big one's).
-	if a.urlDirty && time.Since(a.urlAt) > 250*time.Millisecond && !a.simmed && !a.landed && a.rs == nil {
+	if a.sched.urlDirty && time.Since(a.sched.urlAt) > 250*time.Millisecond && !a.sched.simmed && !a.sched.landed && a.sched.rs == nil {
 		a.writeURL()
 	}
-	a.frameAt, a.simmed, a.landed = time.Time{}, false, false
-	if a.dirty || a.exportReq {
+	a.sched.frameAt, a.sched.simmed, a.sched.landed = time.Time{}, false, false
+	if a.tl.dirty || a.tl.exportReq {
 		ebiten.ScheduleFrame()
 	}
 }

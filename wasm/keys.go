@@ -33,11 +33,11 @@ func (a *App) bindKeys(doc js.Value) {
 		case " ", "k":
 			f = a.togglePlay
 		case ".", "l":
-			f = func() { a.playing = false; a.stepOnce() }
+			f = func() { a.tl.playing = false; a.stepOnce() }
 		case "+", "=":
-			f = func() { a.zoom(1/1.5, a.view.T0+a.view.Span/2) }
+			f = func() { a.zoom(1/1.5, a.tl.view.T0+a.tl.view.Span/2) }
 		case "-", "_":
-			f = func() { a.zoom(1.5, a.view.T0+a.view.Span/2) }
+			f = func() { a.zoom(1.5, a.tl.view.T0+a.tl.view.Span/2) }
 		case "ArrowLeft":
 			f = func() { a.pan(-0.25) }
 		case "ArrowRight":
@@ -45,15 +45,15 @@ func (a *App) bindKeys(doc js.Value) {
 		case "0", "f":
 			f = a.fit
 		case "Home":
-			f = func() { a.view.T0 = 0; a.setView() }
+			f = func() { a.tl.view.T0 = 0; a.setView() }
 		case "PageDown", "]":
 			f = func() { a.stepChapter(1) }
 		case "PageUp", "[":
 			f = func() { a.stepChapter(-1) }
 		case "?":
-			f = func() { a.info = a.tr("leg.keys"); a.render() }
+			f = func() { a.disp.info = a.tr("leg.keys"); a.render() }
 		case "Escape":
-			f = func() { a.view.Sel, a.view.SelRow = -1, -1; a.setView(); a.renderStep() }
+			f = func() { a.tl.view.Sel, a.tl.view.SelRow = -1, -1; a.setView(); a.renderStep() }
 		default:
 			return
 		}

@@ -211,17 +211,17 @@ func (l *lecture) finish() bool {
 func (a *App) openChapter(id string, preset bool) {
 	if id == "" {
 		a.lec = nil
-		a.urlDirty = true
-		a.dirty = true
+		a.sched.urlDirty = true
+		a.tl.dirty = true
 		a.render()
 		return
 	}
 	ch, i, ok := play.ChapterByID(id)
 	if !ok {
-		a.notes = []string{play.Tf(a.lang, "msg.unknownchapter", id)}
+		a.s.notes = []string{play.Tf(a.disp.lang, "msg.unknownchapter", id)}
 		return
 	}
-	if preset || a.state.Preset == "" && play.QueryValue(a.win.Get("location").Get("search").String(), "preset") == "" {
+	if preset || a.s.state.Preset == "" && play.QueryValue(a.pg.win.Get("location").Get("search").String(), "preset") == "" {
 		a.applyPreset(ch.Preset)
 	}
 	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}}
@@ -235,14 +235,14 @@ func (a *App) openChapter(id string, preset bool) {
 	next.picked = next.predicted[ch.ID]
 	a.lec = next
 	a.pn.chapter.snippet = ""
-	a.needSim = true
-	a.urlDirty = true
+	a.s.needSim = true
+	a.sched.urlDirty = true
 }
 
 // tickLecture advances the open chapter's table, before the timeline
 // re-simulates: the table is what the student moved the slider for.
 func (a *App) tickLecture(frame time.Time) {
-	if a.lec == nil || a.run == nil && (a.needSim || a.rs != nil) {
+	if a.lec == nil || a.s.run == nil && (a.s.needSim || a.sched.rs != nil) {
 		return // nothing is drawn yet: the timeline comes first
 	}
 	defer func() {
@@ -254,16 +254,16 @@ func (a *App) tickLecture(frame time.Time) {
 			a.fail("the chapter's table", r)
 		}
 	}()
-	if a.needSim {
-		a.lec.settingsChanged(a.state) // a change from the form, a preset, a language
+	if a.s.needSim {
+		a.lec.settingsChanged(a.s.state) // a change from the form, a preset, a language
 	}
-	main := a.run // the timeline's run, unless a change waits for its re-simulation
-	if a.needSim || a.rs != nil {
+	main := a.s.run // the timeline's run, unless a change waits for its re-simulation
+	if a.s.needSim || a.sched.rs != nil {
 		main = nil
 	}
-	if a.lec.tick(a.state, main, frame) {
+	if a.lec.tick(a.s.state, main, frame) {
 		if a.lec.ch.Demo == 0 {
-			a.dirty = true // the lab's unchunked run is drawn on the canvas
+			a.tl.dirty = true // the lab's unchunked run is drawn on the canvas
 		}
 		if l := a.lec; l.done && l.picked > 0 && l.revealed == nil {
 			a.reveal() // the prediction, set against the new table
@@ -271,14 +271,14 @@ func (a *App) tickLecture(frame time.Time) {
 		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
 		a.publish()
 		// On the page's clock, for the benchmark: when the table was shown.
-		a.win.Set("servelabChapterShownMs", a.win.Get("performance").Call("now"))
+		a.pg.win.Set("servelabChapterShownMs", a.pg.win.Get("performance").Call("now"))
 	}
 }
 
 // lectureBusy reports whether the timeline's re-simulation must wait: the
 // chapter's table is still being computed, or it took this frame.
 func (a *App) lectureBusy(frameAt time.Time) bool {
-	if a.lec == nil || a.run == nil {
+	if a.lec == nil || a.s.run == nil {
 		return false // nothing is drawn yet: the timeline comes first
 	}
 	return a.lec.pending() || time.Since(frameAt) > lectureFrame/2
@@ -303,7 +303,7 @@ func (a *App) answer(opt int) {
 // prediction to be set against.
 func (a *App) reveal() {
 	l := a.lec
-	right, vals, err := play.Reveal(l.ch, a.state, l.res, l.cache)
+	right, vals, err := play.Reveal(l.ch, a.s.state, l.res, l.cache)
 	if err != nil {
 		l.err = err.Error()
 	}
@@ -313,7 +313,7 @@ func (a *App) reveal() {
 // chapterOverlay is the lab chapter's unchunked run, drawn on the chunked
 // run's clock and gap axis so the two stalls compare at one scale.
 func (a *App) chapterOverlay() *play.Overlay {
-	if a.lec == nil || a.state.Workload != "lab" {
+	if a.lec == nil || a.s.state.Workload != "lab" {
 		return nil
 	}
 	return a.lec.over
@@ -344,7 +344,7 @@ func (a *App) selectMixedStep() {
 	// prefill): demo 1's prompt among its whole batch, not a step of the
 	// batch's own prompts being prefilled beside the first of them.
 	best, bestDec, bestTok := -1, 0, 0
-	its := a.run.Rows[0].Iters
+	its := a.s.run.Rows[0].Iters
 	for k := range its {
 		if it := &its[k]; it.Prefill > 0 && it.Decodes > 0 && (it.Decodes > bestDec || it.Decodes == bestDec && it.Prefill > bestTok) {
 			best, bestDec, bestTok = k, it.Decodes, it.Prefill
@@ -353,8 +353,8 @@ func (a *App) selectMixedStep() {
 	if best < 0 {
 		return
 	}
-	a.view.SelRow, a.view.Sel = 0, best
-	if it := &its[best]; it.Start < a.view.T0 || it.End() > a.view.T0+a.view.Span {
-		a.view.T0 = math.Max(0, it.Start-a.view.Span/3)
+	a.tl.view.SelRow, a.tl.view.Sel = 0, best
+	if it := &its[best]; it.Start < a.tl.view.T0 || it.End() > a.tl.view.T0+a.tl.view.Span {
+		a.tl.view.T0 = math.Max(0, it.Start-a.tl.view.Span/3)
 	}
 }

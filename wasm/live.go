@@ -62,7 +62,7 @@ type liveLab struct {
 // fetchJSON runs fetch(url, init) and hands the status and body text to
 // done on the Update goroutine. It never blocks the caller.
 func (a *App) fetchJSON(url string, init map[string]any, done func(status int, body string, err error)) {
-	fetch := a.win.Get("fetch")
+	fetch := a.pg.win.Get("fetch")
 	if fetch.IsUndefined() {
 		done(0, "", fmt.Errorf("this browser has no fetch"))
 		return
@@ -160,13 +160,13 @@ func (a *App) startLive(lab string) {
 		a.liveStatus(a.tr("live.busy"))
 		return
 	}
-	s := &a.state
+	s := &a.s.state
 	if s.Workload != scenario.Lab {
 		s.Workload = scenario.Lab
 		if !play.OneGPUColocated(s.Policy) {
 			s.Policy = scenario.Chunked
 		}
-		a.needSim = true
+		a.s.needSim = true
 	}
 	body := map[string]any{
 		"lab": lab, "label": "live-" + s.Policy,
@@ -202,11 +202,11 @@ func (a *App) startLive(lab string) {
 			a.live.inject = s.Lab.InjectAfter
 			a.live.frames, a.live.latest = 0, 0
 			a.live.overlay = &play.Overlay{Name: "live " + lab, Kind: "lab", Origin: math.Max(0, s.Lab.InjectAfter)}
-			a.overlays = [2]*play.Overlay{a.live.overlay, nil}
-			a.playing = false
-			a.view.Cursor = 0
-			a.view.T0 = 0
-			a.view.Span = math.Max(2, math.Min(10, s.Lab.Duration/4))
+			a.s.overlays = [2]*play.Overlay{a.live.overlay, nil}
+			a.tl.playing = false
+			a.tl.view.Cursor = 0
+			a.tl.view.T0 = 0
+			a.tl.view.Span = math.Max(2, math.Min(10, s.Lab.Duration/4))
 			a.setView()
 			a.subscribe(strings.TrimPrefix(r.Events, "/"))
 			a.liveStatus(a.trf("live.measuring", lab, r.ID))
@@ -216,7 +216,7 @@ func (a *App) startLive(lab string) {
 // subscribe follows the run's events: token frames land on the timeline as
 // they arrive and the playback cursor follows the measurement's clock.
 func (a *App) subscribe(url string) {
-	es := a.win.Get("EventSource").New(url)
+	es := a.pg.win.Get("EventSource").New(url)
 	a.live.es = es
 	on := func(event string, f func(data string)) {
 		es.Call("addEventListener", event, a.jsFunc("live "+event+" event", nil, func(args []js.Value) {
@@ -300,11 +300,11 @@ func (a *App) fetchResult(id, url string, tries int) {
 				retry.Release()
 				a.post(func() { a.fetchResult(id, url, tries-1) })
 			})
-			a.win.Call("setTimeout", retry, 300)
+			a.pg.win.Call("setTimeout", retry, 300)
 		case err != nil || status != 200:
 			a.liveStatus(a.trf("live.noresult", id, status))
 		default:
-			a.overlays = [2]*play.Overlay{}
+			a.s.overlays = [2]*play.Overlay{}
 			a.loadMeasured("live-"+id+".json", []byte(body))
 			a.liveStatus(a.trf("live.done", id))
 		}
@@ -346,14 +346,14 @@ func (a *App) liveTokens(fs []liveTok) {
 	a.live.painted = now
 	// The measurement's clock and the simulation's share the injection time.
 	c := a.live.latest - a.live.inject + a.live.overlay.Origin
-	if c > a.view.Cursor {
-		a.view.Cursor = c
-		if c > a.view.T0+0.9*a.view.Span {
-			a.view.T0 = c - 0.5*a.view.Span
+	if c > a.tl.view.Cursor {
+		a.tl.view.Cursor = c
+		if c > a.tl.view.T0+0.9*a.tl.view.Span {
+			a.tl.view.T0 = c - 0.5*a.tl.view.Span
 		}
 		a.setView()
 	}
-	a.dirty = true
+	a.tl.dirty = true
 	a.publish()
 }
 

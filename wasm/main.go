@@ -26,79 +26,105 @@ func imageRect(x0, y0, x1, y1 int) image.Rectangle { return image.Rect(x0, y0, x
 // ebiten's Update and Draw: "the Update goroutine" below); DOM callbacks
 // only queue work (under mu) and read the published snapshot.
 type App struct {
-	mu    sync.Mutex
-	queue []func()
-	pub   published // what the JS API reads
+	mu  sync.Mutex // guards pub
+	pub published  // what the JS API reads
 
-	win, doc js.Value // the controls page (the iframe's parent)
-	own      js.Value // the iframe's own document
-	pdoc     dom.Document
-	pg       *page
+	pg    *page     // the controls page (the iframe's parent) and the iframe's own document
+	disp  display   // language, projector, embed: how the page is shown
+	pn    panels    // the page's panels: each renders from ui() and emits events to handle
+	s     session   // the experiment, its run and the runs beside it
+	bg    figures   // the background figures: goodput, latency vs rate
+	sched scheduler // what waits to run, and the long jobs under way
+	tl    timeline  // the canvas: the view window, playback, the drawing
+	in    input     // the pointer's press and drag, touches
+	lec   *lecture  // lecture mode's open chapter; nil outside it
+	live  liveState
+}
 
-	sess  *play.Session // what this page uploaded, and the memory its runs reuse (every state names it)
-	pn    panels        // the page's panels: each renders from ui() and emits events to handle
-	lang  string        // "en" or "zh"
-	info  string        // the preset's or the last upload's description, kept on screen
-	embed bool          // ?embed=1: the canvas and the chapter's figure only
-	lec   *lecture      // lecture mode's open chapter; nil outside it
-	calib calibration   // the "Calibrate from this measurement" job
-	big   bigUpload     // a large upload being read in slices
+// display is how the page is shown.
+type display struct {
+	lang      string // "en" or "zh"
+	info      string // the preset's or the last upload's description, kept on screen
+	embed     bool   // ?embed=1: the canvas and the chapter's figure only
+	projector bool
+}
 
-	state     play.State
-	run       *play.SimRun
-	simErr    string
-	notes     []string
-	gen       int // bumps on every re-simulation
-	needSim   bool
-	rs        *resim // a re-simulation under way (nil: none)
-	dirty     bool   // the canvas must be repainted
-	drawnGen  int
+// session is what the page simulates and shows: the experiment (state),
+// its run, the measured overlays, compare mode's run B, and the uploads and
+// memory every run reuses (files).
+type session struct {
+	files    *play.Session
+	state    play.State
+	run      *play.SimRun
+	simErr   string
+	notes    []string
+	gen      int              // bumps on every re-simulation
+	needSim  bool             // the state changed since the run began
+	overlays [2]*play.Overlay // A and B
+	cmp      compareState     // compare mode: run B on the same clock
+}
+
+// figures are the side panel's figures, computed in the background once
+// the settings rest.
+type figures struct {
 	figs      play.Figures
 	rates     []play.RatePoint
 	oldRates  []play.RatePoint // the points last shown: dimmed, they hold the chart's place while a change's are computed (the side panel does not jump)
-	bgPending bool
-	figGen    int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
+	pending   bool
+	gen       int       // counts the figures' recomputations (a re-simulation or a new SLO): the background's are for one
 	changedAt time.Time // when a setting last changed (the background figures wait for a rest)
-	eventAt   time.Time // when the event being handled came (zero: none)
-	inFrame   bool      // a tick, an Update, a Draw or workNow is under way
-	simmed    bool      // a re-simulation began since the last tick
-	landed    bool      // a re-simulation landed since the last tick
-	soon      bool      // workNow is due (workSoon)
-	soonFn    js.Func
-	bgAt      time.Time
+	at        time.Time
+	simMs     float64
+}
 
-	view      View
-	playing   bool
-	speed     float64
-	lastTick  time.Time
-	reduced   bool
-	projector bool
+// scheduler is the one place work waits: changes queued from callbacks,
+// the frame's bookkeeping, and the long jobs (re-simulation, calibration,
+// a large upload) that advance a slice per frame.
+type scheduler struct {
+	qmu      sync.Mutex // guards queue
+	queue    []func()
+	inFrame  bool // a tick, an Update, a Draw or workNow is under way
+	simmed   bool // a re-simulation began since the last tick
+	landed   bool // a re-simulation landed since the last tick
+	soon     bool // workNow is due (workSoon)
+	soonFn   js.Func
+	frameAt  time.Time // when this frame's work began (tick ends a frame)
+	eventAt  time.Time // when the event being handled came (zero: none)
+	urlDirty bool
+	urlAt    time.Time
+	rs       *resim      // a re-simulation under way (nil: none)
+	calib    calibration // the "Calibrate from this measurement" job
+	big      bigUpload   // a large upload being read in slices
+}
 
-	overlays [2]*play.Overlay // A and B
-	cmp      compareState     // compare mode: run B on the same clock
-	touch    touchState
-	ask      uploadAsk
-	split    splitState
-
+// timeline is the canvas: its view window, playback and what was drawn.
+type timeline struct {
+	view       View
+	playing    bool
+	speed      float64
+	lastTick   time.Time
+	reduced    bool
 	dpr        float64
 	w, h       int
 	batch      *batch
 	off        *ebiten.Image
 	labels     []label
 	labelsHTML string // the labels' markup last set
-	simMs      float64
 	drawMs     float64
-	urlDirty   bool
-	urlAt      time.Time
-	frameAt    time.Time // when this frame's work began (tick ends a frame)
-	press      bool
-	pressX     float64
-	pressT0    float64
-	dragged    bool
+	dirty      bool // the canvas must be repainted
+	drawnGen   int
+	exportReq  bool
+}
+
+// input is the pointer's state between frames.
+type input struct {
+	press   bool
+	pressX  float64
+	pressT0 float64
+	dragged bool
 	// lastDragged tells the click that ends a drag not to select.
 	lastDragged bool
-	exportReq   bool
-	live        liveState
+	touch       touchState
 }
 
 // published is the snapshot the JS API reads without touching the Update goroutine.
@@ -147,9 +173,9 @@ type published struct {
 
 // post queues f to run on the Update goroutine. Safe from any callback.
 func (a *App) post(f func()) {
-	a.mu.Lock()
-	a.queue = append(a.queue, f)
-	a.mu.Unlock()
+	a.sched.qmu.Lock()
+	a.sched.queue = append(a.sched.queue, f)
+	a.sched.qmu.Unlock()
 }
 
 // postNow runs f at once when no frame is under way, else queues it. A
@@ -157,7 +183,7 @@ func (a *App) post(f func()) {
 // nothing else touches the state; f's result is then on the page at the
 // next frame, not one frame later (under a busy renderer 10-65 ms).
 func (a *App) postNow(where string, f func()) {
-	if a.inFrame {
+	if a.sched.inFrame {
 		a.post(f)
 		return
 	}
@@ -166,15 +192,15 @@ func (a *App) postNow(where string, f func()) {
 
 // mark notes a start-up stage in the page's servelabMarks (ms since navigation).
 func (a *App) mark(name string) {
-	if m := a.win.Get("servelabMarks"); m.Type() == js.TypeObject {
-		m.Set(name, a.win.Get("performance").Call("now"))
+	if m := a.pg.win.Get("servelabMarks"); m.Type() == js.TypeObject {
+		m.Set(name, a.pg.win.Get("performance").Call("now"))
 	}
 }
 
 // fail reports a recovered panic on the page; the app keeps running.
 func (a *App) fail(where string, r any) {
 	println(fmt.Sprintf("internal error in %s: %v", where, r), string(debug.Stack()))
-	a.message(play.Tf(a.lang, "msg.internal", where, fmt.Sprint(r)), true)
+	a.message(play.Tf(a.disp.lang, "msg.internal", where, fmt.Sprint(r)), true)
 }
 
 // guard runs f, turning a panic into a message on the page.
@@ -214,6 +240,9 @@ type panels struct {
 	calib    calibratePanel
 	bench    benchNotesPanel
 	big      bigUploadPanel
+
+	ask     uploadAsk  // the upload panel's question (a third file, another policy)
+	splitSt splitState // the split panel's state
 }
 
 // all is every panel, in render order.
@@ -226,9 +255,9 @@ func (p *panels) all() []panel {
 func (a *App) emit(ev event) {
 	at := time.Now()
 	a.post(func() {
-		a.eventAt = at
+		a.sched.eventAt = at
 		a.handle(ev)
-		a.eventAt = time.Time{}
+		a.sched.eventAt = time.Time{}
 	})
 	a.workSoon()
 }
@@ -236,28 +265,28 @@ func (a *App) emit(ev event) {
 // workSoon runs workNow once the JavaScript task under way has ended, so a
 // burst of events in one task (a fast drag's, a script's) is one change.
 func (a *App) workSoon() {
-	if a.soon {
+	if a.sched.soon {
 		return
 	}
-	a.soon = true
-	if !a.soonFn.Truthy() {
-		a.soonFn = a.jsFunc("an event", nil, func([]js.Value) {
-			a.soon = false
+	a.sched.soon = true
+	if !a.sched.soonFn.Truthy() {
+		a.sched.soonFn = a.jsFunc("an event", nil, func([]js.Value) {
+			a.sched.soon = false
 			go a.workNow() // a DOM callback must not block
 		})
 	}
-	js.Global().Call("setTimeout", a.soonFn, 0)
+	js.Global().Call("setTimeout", a.sched.soonFn, 0)
 }
 
 // ui is the state the panels render.
 func (a *App) ui() *uiState {
-	u := &uiState{lang: a.lang, st: &a.state, run: a.run, simErr: a.simErr, figs: a.figs, rates: a.rates, oldRates: a.oldRates,
-		overlays: a.overlays, notes: a.notes, info: a.info, playing: a.playing, cursor: a.view.Cursor,
-		stepRow: a.view.HoverRow, step: a.view.Hover, projector: a.projector, embed: a.embed,
-		cmp: &a.cmp, stepPane: a.view.HoverPane, speed: a.speed, ask: &a.ask, split: &a.split,
-		calib: &a.calib, big: &a.big}
+	u := &uiState{lang: a.disp.lang, st: &a.s.state, run: a.s.run, simErr: a.s.simErr, figs: a.bg.figs, rates: a.bg.rates, oldRates: a.bg.oldRates,
+		overlays: a.s.overlays, notes: a.s.notes, info: a.disp.info, playing: a.tl.playing, cursor: a.tl.view.Cursor,
+		stepRow: a.tl.view.HoverRow, step: a.tl.view.Hover, projector: a.disp.projector, embed: a.disp.embed,
+		cmp: &a.s.cmp, stepPane: a.tl.view.HoverPane, speed: a.tl.speed, ask: &a.pn.ask, split: &a.pn.splitSt,
+		calib: &a.sched.calib, big: &a.sched.big}
 	if u.step < 0 {
-		u.stepRow, u.step, u.stepPane = a.view.SelRow, a.view.Sel, a.view.SelPane
+		u.stepRow, u.step, u.stepPane = a.tl.view.SelRow, a.tl.view.Sel, a.tl.view.SelPane
 	}
 	if a.lec != nil {
 		u.lec = a.lec.view()
@@ -292,44 +321,44 @@ func main() {
 	// A collection stops the one wasm thread; a larger heap goal makes them
 	// rarer (the live heap is ~20 MB).
 	debug.SetGCPercent(400)
-	a := &App{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}, sess: play.NewSession()}
-	a.own = js.Global().Get("document")
-	a.win = js.Global().Get("parent")
-	if a.win.IsUndefined() || a.win.IsNull() {
-		a.win = js.Global()
+	a := &App{tl: timeline{speed: 0.25, view: View{Sel: -1, Hover: -1, SelRow: -1, HoverRow: -1}}, s: session{files: play.NewSession()}}
+	a.pg = &page{guard: a.guard}
+	a.pg.own = js.Global().Get("document")
+	a.pg.win = js.Global().Get("parent")
+	if a.pg.win.IsUndefined() || a.pg.win.IsNull() {
+		a.pg.win = js.Global()
 	}
-	a.doc = a.win.Get("document")
+	a.pg.doc = a.pg.win.Get("document")
 	a.mark("main")
 	// Elements of the parent page come back as *dom.BasicHTMLElement (the
 	// iframe's constructors do not match them), so only Underlying() is used.
-	a.pdoc = dom.WrapDocument(a.doc)
-	a.pg = &page{doc: a.doc, pdoc: a.pdoc, guard: a.guard}
-	a.dpr = ebiten.Monitor().DeviceScaleFactor()
-	if a.dpr <= 0 {
-		a.dpr = 1
+	a.pg.pdoc = dom.WrapDocument(a.pg.doc)
+	a.tl.dpr = ebiten.Monitor().DeviceScaleFactor()
+	if a.tl.dpr <= 0 {
+		a.tl.dpr = 1
 	}
-	mq := a.win.Call("matchMedia", "(prefers-reduced-motion: reduce)")
-	a.reduced = mq.Truthy() && mq.Get("matches").Bool()
+	mq := a.pg.win.Call("matchMedia", "(prefers-reduced-motion: reduce)")
+	a.tl.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
-	q := a.win.Get("location").Get("search").String()
-	a.lang = play.PickLang(q, a.win.Get("navigator").Get("language").String())
-	st, notes := play.ParseQueryIn(q, a.lang)
-	st.Sess = a.sess
-	a.state = st
-	a.notes = notes
-	a.embed = play.QueryFlag(q, "embed")
+	q := a.pg.win.Get("location").Get("search").String()
+	a.disp.lang = play.PickLang(q, a.pg.win.Get("navigator").Get("language").String())
+	st, notes := play.ParseQueryIn(q, a.disp.lang)
+	st.Sess = a.s.files
+	a.s.state = st
+	a.s.notes = notes
+	a.disp.embed = play.QueryFlag(q, "embed")
 	a.readScreenQuery(q)
 	if p, ok := play.PresetByName(st.Preset); ok {
-		a.info = presetInfo(a.lang, p.Name)
+		a.disp.info = presetInfo(a.disp.lang, p.Name)
 	}
 	if ch := play.QueryValue(q, "chapter"); ch != "" {
 		a.openChapter(ch, false)
 	}
-	a.needSim = true
+	a.s.needSim = true
 	a.bindControls()
 	a.installAPI()
 	a.probeLive()
-	a.batch = newBatch()
+	a.tl.batch = newBatch()
 
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetScreenClearedEveryFrame(false)
@@ -337,7 +366,7 @@ func main() {
 	a.startFrames()
 	a.mark("rungame")
 	if err := ebiten.RunGame(&game{a}); err != nil {
-		a.message(play.Tf(a.lang, "msg.stopped", err.Error()), true)
+		a.message(play.Tf(a.disp.lang, "msg.stopped", err.Error()), true)
 	}
 }
 
@@ -345,13 +374,13 @@ func main() {
 // returns, deferred, ends it; a panic is then reported, not fatal, and
 // with dropSim the pending re-simulation is dropped (it would panic again).
 func (a *App) busy(where string, dropSim bool) func() {
-	a.inFrame = true
+	a.sched.inFrame = true
 	return func() {
-		a.inFrame = false
+		a.sched.inFrame = false
 		if r := recover(); r != nil {
 			a.fail(where, r)
 			if dropSim {
-				a.needSim = false
+				a.s.needSim = false
 			}
 		}
 	}
@@ -364,13 +393,13 @@ type game struct{ a *App }
 // fatal.
 func (g *game) Update() error {
 	a := g.a
-	if a.inFrame {
+	if a.sched.inFrame {
 		return nil // (a tick's work blocked: it ends first)
 	}
 	defer a.busy("Update", true)()
 	a.mouse()
-	if a.exportReq {
-		a.exportReq = false
+	if a.tl.exportReq {
+		a.tl.exportReq = false
 		a.exportPNG()
 	}
 	return nil
@@ -384,29 +413,29 @@ func (g *game) Update() error {
 func (a *App) work(now bool) {
 	// The frame's work is measured from its first (workNow's, when an
 	// event began a long run before it).
-	if a.frameAt.IsZero() {
-		a.frameAt = time.Now()
+	if a.sched.frameAt.IsZero() {
+		a.sched.frameAt = time.Now()
 	}
-	a.mu.Lock()
-	q := a.queue
-	a.queue = nil
-	a.mu.Unlock()
+	a.sched.qmu.Lock()
+	q := a.sched.queue
+	a.sched.queue = nil
+	a.sched.qmu.Unlock()
 	for _, f := range q {
 		a.guard("a queued change", f)
 	}
 	// A chapter's table comes first; the timeline re-simulates once it is
 	// shown (in the same frame if that leaves room, else the next).
-	a.tickLecture(a.frameAt)
+	a.tickLecture(a.sched.frameAt)
 	began := false
-	if a.needSim && !(now && a.simmed) && !a.lectureBusy(a.frameAt) {
-		a.needSim, a.simmed, began = false, true, true
+	if a.s.needSim && !(now && a.sched.simmed) && !a.lectureBusy(a.sched.frameAt) {
+		a.s.needSim, a.sched.simmed, began = false, true, true
 		a.beginResim()
 	}
-	if a.rs != nil && (!now || began) && !a.lectureBusy(a.frameAt) {
+	if a.sched.rs != nil && (!now || began) && !a.lectureBusy(a.sched.frameAt) {
 		a.advanceResim()
 	}
 	a.mu.Lock()
-	a.pub.simPending = a.needSim || a.rs != nil // (the background figures are stale already)
+	a.pub.simPending = a.s.needSim || a.sched.rs != nil // (the background figures are stale already)
 	a.mu.Unlock()
 }
 
@@ -414,17 +443,17 @@ func (a *App) work(now bool) {
 // simulated at once, not at the next frame, which a busy renderer was seen
 // to hold back 10-100 ms.
 func (a *App) workNow() {
-	if a.inFrame {
+	if a.sched.inFrame {
 		return // the frame under way drains the queue
 	}
 	defer a.busy("an event", true)()
-	prev := a.frameAt
+	prev := a.sched.frameAt
 	a.work(true)
-	if a.rs == nil {
+	if a.sched.rs == nil {
 		// The next frame has its own budget: a chapter's jobs run some
 		// each frame. (A long run under way keeps this one's: its slices
 		// are a frame's.)
-		a.frameAt = prev
+		a.sched.frameAt = prev
 	}
 }
 
@@ -433,42 +462,42 @@ func (g *game) Draw(screen *ebiten.Image) {
 	a := g.a
 	defer a.busy("Draw", false)()
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
-	if w != a.w || h != a.h || a.off == nil {
-		a.w, a.h = w, h
-		if a.off != nil {
-			a.off.Deallocate()
+	if w != a.tl.w || h != a.tl.h || a.tl.off == nil {
+		a.tl.w, a.tl.h = w, h
+		if a.tl.off != nil {
+			a.tl.off.Deallocate()
 		}
-		a.off = ebiten.NewImage(w, h)
-		a.dirty = true
+		a.tl.off = ebiten.NewImage(w, h)
+		a.tl.dirty = true
 	}
-	if a.dirty {
+	if a.tl.dirty {
 		t0 := time.Now()
-		a.dirty = false
-		a.labels = a.paintAll(a.off)
-		a.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
-		if a.drawnGen == 0 && a.run != nil {
+		a.tl.dirty = false
+		a.tl.labels = a.paintAll(a.tl.off)
+		a.tl.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
+		if a.tl.drawnGen == 0 && a.s.run != nil {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
-			a.win.Set("servelabFirstFrameMs", a.win.Get("performance").Call("now"))
+			a.pg.win.Set("servelabFirstFrameMs", a.pg.win.Get("performance").Call("now"))
 			a.mark("drawn")
 		}
-		a.drawnGen = a.gen
-		if el := a.own.Call("getElementById", "labels"); !el.IsNull() {
-			if h := labelsHTML(a.labels, a.dpr); h != a.labelsHTML { // (unchanged labels: no relayout)
+		a.tl.drawnGen = a.s.gen
+		if el := a.pg.own.Call("getElementById", "labels"); !el.IsNull() {
+			if h := labelsHTML(a.tl.labels, a.tl.dpr); h != a.tl.labelsHTML { // (unchanged labels: no relayout)
 				el.Set("innerHTML", h)
-				a.labelsHTML = h
+				a.tl.labelsHTML = h
 			}
-			el.Get("classList").Call("toggle", "projector", a.projector)
+			el.Get("classList").Call("toggle", "projector", a.disp.projector)
 		}
 		a.publish()
 		// The screen is kept between frames, so copy only a new picture:
 		// under a software renderer every full-screen copy costs CPU.
-		screen.DrawImage(a.off, nil)
+		screen.DrawImage(a.tl.off, nil)
 	}
 }
 
 // LayoutF renders at device pixels so lines stay sharp on HiDPI screens.
 func (g *game) LayoutF(w, h float64) (float64, float64) {
-	return math.Max(1, w*g.a.dpr), math.Max(1, h*g.a.dpr)
+	return math.Max(1, w*g.a.tl.dpr), math.Max(1, h*g.a.tl.dpr)
 }
 
 // Layout is required by ebiten.Game; LayoutF is what ebiten uses.
@@ -483,7 +512,7 @@ func (a *App) geom() geom { return a.panes()[0].geo }
 
 // locateStep turns a global step index into (row, index).
 func (a *App) locateStep(k int) (int, int) {
-	for ri, row := range a.run.Rows {
+	for ri, row := range a.s.run.Rows {
 		if k < len(row.Iters) {
 			return ri, k
 		}
@@ -494,12 +523,12 @@ func (a *App) locateStep(k int) (int, int) {
 
 // globalStep is the inverse of locateStep.
 func (a *App) globalStep(row, k int) int {
-	if a.run == nil || k < 0 {
+	if a.s.run == nil || k < 0 {
 		return -1
 	}
 	n := 0
-	for ri := 0; ri < row && ri < len(a.run.Rows); ri++ {
-		n += len(a.run.Rows[ri].Iters)
+	for ri := 0; ri < row && ri < len(a.s.run.Rows); ri++ {
+		n += len(a.s.run.Rows[ri].Iters)
 	}
 	return n + k
 }
@@ -507,34 +536,34 @@ func (a *App) globalStep(row, k int) int {
 func (a *App) publish() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.pub = published{state: a.state.Clone(), figs: a.figs, rates: append([]play.RatePoint(nil), a.rates...),
-		simMs: a.simMs, drawMs: a.drawMs, gen: a.gen, figGen: a.figGen, drawnGen: a.drawnGen, err: a.simErr,
-		notes: append([]string(nil), a.notes...), simPending: a.needSim || a.rs != nil}
-	for _, o := range a.overlays {
+	a.pub = published{state: a.s.state.Clone(), figs: a.bg.figs, rates: append([]play.RatePoint(nil), a.bg.rates...),
+		simMs: a.bg.simMs, drawMs: a.tl.drawMs, gen: a.s.gen, figGen: a.bg.gen, drawnGen: a.tl.drawnGen, err: a.s.simErr,
+		notes: append([]string(nil), a.s.notes...), simPending: a.s.needSim || a.sched.rs != nil}
+	for _, o := range a.s.overlays {
 		if o != nil {
 			a.pub.overlays++
 		}
 	}
-	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.cmp.pair.On, a.cmp.figsB, a.cmp.errB
-	if a.cmp.runB != nil {
-		a.pub.simMsB = a.cmp.runB.SimMs
+	a.pub.cmpOn, a.pub.figsB, a.pub.errB = a.s.cmp.pair.On, a.s.cmp.figsB, a.s.cmp.errB
+	if a.s.cmp.runB != nil {
+		a.pub.simMsB = a.s.cmp.runB.SimMs
 	}
-	if a.cmp.pair.On {
-		a.pub.stateB = a.cmp.stateB.Clone()
+	if a.s.cmp.pair.On {
+		a.pub.stateB = a.s.cmp.stateB.Clone()
 	}
 	a.pub.figState, a.pub.figStateB = a.pub.state, a.pub.stateB
-	if a.pub.simPending && a.run != nil {
-		a.pub.figState = a.run.State.Clone() // while a re-simulation is under way the figures are the run's shown
+	if a.pub.simPending && a.s.run != nil {
+		a.pub.figState = a.s.run.State.Clone() // while a re-simulation is under way the figures are the run's shown
 	}
-	if a.pub.simPending && a.cmp.runB != nil {
-		a.pub.figStateB = a.cmp.runB.State.Clone()
+	if a.pub.simPending && a.s.cmp.runB != nil {
+		a.pub.figStateB = a.s.cmp.runB.State.Clone()
 	}
-	a.pub.kvA, a.pub.kvB = kvOf(a.run), kvOf(a.cmp.runB)
+	a.pub.kvA, a.pub.kvB = kvOf(a.s.run), kvOf(a.s.cmp.runB)
 	a.pub.liveProbed = a.live.probed
-	a.pub.projector = a.projector
+	a.pub.projector = a.disp.projector
 	a.pub.live, a.pub.liveFrames, a.pub.liveRunning = a.live.available, a.live.frames, a.live.runID != "" || a.live.edgeRunning
 	a.pub.liveEdge, a.pub.liveJSON = a.live.edge != nil, a.live.edgeJSON
-	a.pub.lang, a.pub.embed, a.pub.query = a.lang, a.embed, a.query()
+	a.pub.lang, a.pub.embed, a.pub.query = a.disp.lang, a.disp.embed, a.query()
 	if l := a.lec; l != nil {
 		a.pub.lecID, a.pub.lecDone, a.pub.lecGen, a.pub.lecMs = l.ch.ID, l.done, l.gen, l.tookMs
 	}
@@ -542,21 +571,21 @@ func (a *App) publish() {
 
 // setView stores the view into the state (so the URL has it) and repaints.
 func (a *App) setView() {
-	if a.view.Span <= 0 || math.IsNaN(a.view.Span) {
-		a.view.Span = 1
+	if a.tl.view.Span <= 0 || math.IsNaN(a.tl.view.Span) {
+		a.tl.view.Span = 1
 	}
-	a.view.Span = math.Max(1e-4, math.Min(a.view.Span, 1e6))
-	if a.view.T0 < 0 || math.IsNaN(a.view.T0) {
-		a.view.T0 = 0
+	a.tl.view.Span = math.Max(1e-4, math.Min(a.tl.view.Span, 1e6))
+	if a.tl.view.T0 < 0 || math.IsNaN(a.tl.view.T0) {
+		a.tl.view.T0 = 0
 	}
-	v := &a.state.View
-	v.T0, v.Span, v.Cursor = round6(a.view.T0), round6(a.view.Span), round6(a.view.Cursor)
-	if a.view.Cursor < 0 {
+	v := &a.s.state.View
+	v.T0, v.Span, v.Cursor = round6(a.tl.view.T0), round6(a.tl.view.Span), round6(a.tl.view.Cursor)
+	if a.tl.view.Cursor < 0 {
 		v.Cursor = -1
 	}
-	v.Sel = a.globalStep(a.view.SelRow, a.view.Sel)
-	a.dirty = true
-	a.urlDirty = true
+	v.Sel = a.globalStep(a.tl.view.SelRow, a.tl.view.Sel)
+	a.tl.dirty = true
+	a.sched.urlDirty = true
 	a.pn.controls.renderPlayback(a.pg, a.ui())
 }
 
@@ -565,32 +594,32 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 // tickPlayback advances the cursor while playing.
 func (a *App) tickPlayback() {
 	now := time.Now()
-	dt := now.Sub(a.lastTick).Seconds()
-	a.lastTick = now
-	if !a.playing || a.run == nil {
+	dt := now.Sub(a.tl.lastTick).Seconds()
+	a.tl.lastTick = now
+	if !a.tl.playing || a.s.run == nil {
 		return
 	}
 	if dt > 0.25 {
 		dt = 0.25
 	}
-	if a.reduced {
+	if a.tl.reduced {
 		// Reduced motion: jump a step at a time, a few times a second, no smooth scrolling.
 		if dt > 0 && int(now.UnixMilli()/400) == int(now.Add(-time.Duration(dt*1e9)).UnixMilli()/400) {
 			return
 		}
 		a.stepOnce()
 	} else {
-		a.view.Cursor += dt * a.speed
+		a.tl.view.Cursor += dt * a.tl.speed
 	}
-	if a.view.Cursor >= a.run.End {
-		a.view.Cursor = a.run.End
-		a.playing = false
+	if a.tl.view.Cursor >= a.s.run.End {
+		a.tl.view.Cursor = a.s.run.End
+		a.tl.playing = false
 	}
-	if a.view.Cursor > a.view.T0+0.9*a.view.Span {
-		if a.reduced {
-			a.view.T0 = a.view.Cursor
+	if a.tl.view.Cursor > a.tl.view.T0+0.9*a.tl.view.Span {
+		if a.tl.reduced {
+			a.tl.view.T0 = a.tl.view.Cursor
 		} else {
-			a.view.T0 = a.view.Cursor - 0.9*a.view.Span
+			a.tl.view.T0 = a.tl.view.Cursor - 0.9*a.tl.view.Span
 		}
 	}
 	a.setView()
@@ -598,15 +627,15 @@ func (a *App) tickPlayback() {
 
 // stepOnce moves the cursor to the end of the next step on any row.
 func (a *App) stepOnce() {
-	if a.run == nil {
+	if a.s.run == nil {
 		return
 	}
-	c := a.view.Cursor
+	c := a.tl.view.Cursor
 	if c < 0 {
-		c = a.view.T0
+		c = a.tl.view.T0
 	}
 	next := math.Inf(1)
-	for _, row := range a.run.Rows {
+	for _, row := range a.s.run.Rows {
 		its := row.Iters
 		lo, hi := 0, len(its)
 		for lo < hi {
@@ -624,30 +653,30 @@ func (a *App) stepOnce() {
 	if math.IsInf(next, 1) {
 		return
 	}
-	a.view.Cursor = next
-	if next > a.view.T0+a.view.Span || next < a.view.T0 {
-		a.view.T0 = math.Max(0, next-0.5*a.view.Span)
+	a.tl.view.Cursor = next
+	if next > a.tl.view.T0+a.tl.view.Span || next < a.tl.view.T0 {
+		a.tl.view.T0 = math.Max(0, next-0.5*a.tl.view.Span)
 	}
 	a.setView()
 }
 
 func (a *App) togglePlay() {
-	if a.run == nil {
+	if a.s.run == nil {
 		return
 	}
-	a.playing = !a.playing
-	if a.playing {
-		if a.view.Cursor < 0 || a.view.Cursor >= a.run.End {
-			a.view.Cursor = a.view.T0
+	a.tl.playing = !a.tl.playing
+	if a.tl.playing {
+		if a.tl.view.Cursor < 0 || a.tl.view.Cursor >= a.s.run.End {
+			a.tl.view.Cursor = a.tl.view.T0
 		}
-		a.lastTick = time.Now()
+		a.tl.lastTick = time.Now()
 	}
 	a.setView()
 }
 
 // zoom scales the view span by f around time t.
 func (a *App) zoom(f, t float64) {
-	v := &a.view
+	v := &a.tl.view
 	ns := math.Max(1e-4, math.Min(v.Span*f, math.Max(1, 1.2*a.spanAll())))
 	v.T0 = math.Max(0, t-(t-v.T0)*ns/v.Span)
 	v.Span = ns
@@ -655,61 +684,61 @@ func (a *App) zoom(f, t float64) {
 }
 
 func (a *App) spanAll() float64 {
-	if a.run == nil {
+	if a.s.run == nil {
 		return 1
 	}
-	return a.run.Span()
+	return a.s.run.Span()
 }
 
 func (a *App) pan(frac float64) {
-	a.view.T0 = math.Max(0, a.view.T0+frac*a.view.Span)
+	a.tl.view.T0 = math.Max(0, a.tl.view.T0+frac*a.tl.view.Span)
 	a.setView()
 }
 
 func (a *App) fit() {
-	a.view.T0, a.view.Span = 0, a.spanAll()
+	a.tl.view.T0, a.tl.view.Span = 0, a.spanAll()
 	a.setView()
 }
 
 // mouse handles hover, click-to-select, drag-to-pan and wheel zoom on the canvas.
 func (a *App) mouse() {
-	if a.run == nil || a.w == 0 {
+	if a.s.run == nil || a.tl.w == 0 {
 		return
 	}
 	g := a.geom()
 	cx, cy := ebiten.CursorPosition()
 	x, y := float64(cx), float64(cy)
-	in := x >= 0 && y >= 0 && x < float64(a.w) && y < float64(a.h)
+	in := x >= 0 && y >= 0 && x < float64(a.tl.w) && y < float64(a.tl.h)
 	if _, wy := ebiten.Wheel(); wy != 0 && in {
 		f := 1.2
 		if wy > 0 {
 			f = 1 / 1.2
 		}
-		a.zoom(f, a.view.t(g, math.Max(g.left, x)))
+		a.zoom(f, a.tl.view.t(g, math.Max(g.left, x)))
 	}
 	down := ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft)
 	switch {
-	case down && !a.press && in:
-		a.press, a.pressX, a.pressT0, a.dragged = true, x, a.view.T0, false
-	case down && a.press:
-		if math.Abs(x-a.pressX) > 4*a.dpr {
-			a.dragged = true
+	case down && !a.in.press && in:
+		a.in.press, a.in.pressX, a.in.pressT0, a.in.dragged = true, x, a.tl.view.T0, false
+	case down && a.in.press:
+		if math.Abs(x-a.in.pressX) > 4*a.tl.dpr {
+			a.in.dragged = true
 		}
-		if a.dragged {
-			a.view.T0 = math.Max(0, a.pressT0-(x-a.pressX)/g.plotW()*a.view.Span)
+		if a.in.dragged {
+			a.tl.view.T0 = math.Max(0, a.in.pressT0-(x-a.in.pressX)/g.plotW()*a.tl.view.Span)
 			a.setView()
 		}
-	case !down && a.press:
+	case !down && a.in.press:
 		// Selection comes from the DOM click event (selectAt): a quick
 		// click can fall between two ticks and never be seen here.
-		a.press = false
-		a.lastDragged = a.dragged
+		a.in.press = false
+		a.in.lastDragged = a.in.dragged
 	}
-	if in && !a.press {
+	if in && !a.in.press {
 		pn, row, k := a.hitPane(x, y)
-		if row != a.view.HoverRow || k != a.view.Hover || pn != a.view.HoverPane {
-			a.view.HoverPane, a.view.HoverRow, a.view.Hover = pn, row, k
-			a.dirty = true
+		if row != a.tl.view.HoverRow || k != a.tl.view.Hover || pn != a.tl.view.HoverPane {
+			a.tl.view.HoverPane, a.tl.view.HoverRow, a.tl.view.Hover = pn, row, k
+			a.tl.dirty = true
 			a.renderStep()
 		}
 	}
@@ -717,23 +746,23 @@ func (a *App) mouse() {
 
 // selectAt selects the step under a click at CSS pixel (cx, cy) of the frame.
 func (a *App) selectAt(cx, cy float64) {
-	if a.lastDragged {
-		a.lastDragged = false
+	if a.in.lastDragged {
+		a.in.lastDragged = false
 		return
 	}
-	if a.run == nil || a.w == 0 {
+	if a.s.run == nil || a.tl.w == 0 {
 		return
 	}
-	pn, row, k := a.hitPane(cx*a.dpr, cy*a.dpr)
-	a.view.SelPane, a.view.SelRow, a.view.Sel = pn, row, k
+	pn, row, k := a.hitPane(cx*a.tl.dpr, cy*a.tl.dpr)
+	a.tl.view.SelPane, a.tl.view.SelRow, a.tl.view.Sel = pn, row, k
 	a.setView()
 	a.renderStep()
 }
 
 // writeURL puts the whole state into the page's address (no history entry per change).
 func (a *App) writeURL() {
-	a.urlDirty = false
-	a.urlAt = time.Now()
-	a.win.Get("history").Call("replaceState", js.Null(), "", "?"+a.query())
+	a.sched.urlDirty = false
+	a.sched.urlAt = time.Now()
+	a.pg.win.Get("history").Call("replaceState", js.Null(), "", "?"+a.query())
 	a.publish()
 }

@@ -87,7 +87,9 @@ func (u *uiState) trf(key string, args ...any) string { return play.Tf(u.lang, k
 
 // page is the controls document the panels draw into.
 type page struct {
-	doc   js.Value
+	win   js.Value // the controls page's window (the iframe's parent)
+	doc   js.Value // its document
+	own   js.Value // the iframe's own document (the canvas and its labels)
 	pdoc  dom.Document
 	guard func(where string, f func())
 	last  map[string]string // what setHTML last wrote, by id

@@ -129,11 +129,11 @@ func calibratable(o *play.Overlay) bool {
 // startCalibration fits the active profile's calibrated constants to run A
 // in a goroutine; its result lands through post.
 func (a *App) startCalibration() {
-	o := a.overlays[0]
-	if a.calib.running || !calibratable(o) {
+	o := a.s.overlays[0]
+	if a.sched.calib.running || !calibratable(o) {
 		return
 	}
-	st := a.state.Clone()
+	st := a.s.state.Clone()
 	prof, err := st.ActiveProfile()
 	if err == nil {
 		var cfg sim.Config
@@ -143,25 +143,25 @@ func (a *App) startCalibration() {
 			return
 		}
 	}
-	a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
+	a.sched.calib.err = play.Tf(a.disp.lang, "cal.failed", play.SayError(a.disp.lang, err))
 	a.render()
 }
 
 func (a *App) runCalibration(o *play.Overlay, prof *sim.Profile, cfg sim.Config) {
 	cancel := &atomic.Bool{}
-	a.calib = calibration{running: true, cancel: cancel, source: o.Name, base: prof.Name, started: time.Now()}
+	a.sched.calib = calibration{running: true, cancel: cancel, source: o.Name, base: prof.Name, started: time.Now()}
 	a.render()
 	name := calibratedName(o.Name)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				a.post(func() { a.calib.running = false; a.fail("calibration", r) })
+				a.post(func() { a.sched.calib.running = false; a.fail("calibration", r) })
 			}
 		}()
 		cal, p, err := calibrateYielding(cfg, prof, o, name, cancel, func(n int) {
 			a.post(func() {
-				if a.calib.cancel == cancel {
-					a.calib.sims = n
+				if a.sched.calib.cancel == cancel {
+					a.sched.calib.sims = n
 					a.pn.calib.render(a.pg, a.ui())
 				}
 			})
@@ -235,30 +235,30 @@ func calibratedName(file string) string {
 // finishCalibration lands a fit: the calibrated profile becomes active and
 // its constants go on the sliders; the fit's table stays on screen.
 func (a *App) finishCalibration(cancel *atomic.Bool, cal *calibrate.Calibration, p *sim.Profile, err error) {
-	if a.calib.cancel != cancel {
+	if a.sched.calib.cancel != cancel {
 		return // a newer job, or cleared
 	}
-	a.calib.running = false
+	a.sched.calib.running = false
 	switch {
 	case errors.Is(err, errCancelled):
-		a.info = play.T(a.lang, "cal.cancelled")
+		a.disp.info = play.T(a.disp.lang, "cal.cancelled")
 	case err == nil && p != nil:
-		err = a.sess.AddProfile(p)
+		err = a.s.files.AddProfile(p)
 	}
 	if err != nil && !errors.Is(err, errCancelled) {
-		a.calib.err = play.Tf(a.lang, "cal.failed", play.SayError(a.lang, err))
+		a.sched.calib.err = play.Tf(a.disp.lang, "cal.failed", play.SayError(a.disp.lang, err))
 	}
 	if err == nil {
-		a.calib.cal, a.calib.prof, a.calib.err = cal, p.Name, ""
+		a.sched.calib.cal, a.sched.calib.prof, a.sched.calib.err = cal, p.Name, ""
 		a.change("profile", p.Name)
-		a.info = play.Tf(a.lang, "cal.done", p.Name, a.calib.source)
+		a.disp.info = play.Tf(a.disp.lang, "cal.done", p.Name, a.sched.calib.source)
 	}
 	a.render()
 }
 
 // cancelCalibration stops the running fit; the settings stay.
 func (a *App) cancelCalibration() {
-	if a.calib.running && a.calib.cancel != nil {
-		a.calib.cancel.Store(true)
+	if a.sched.calib.running && a.sched.calib.cancel != nil {
+		a.sched.calib.cancel.Store(true)
 	}
 }

@@ -132,14 +132,14 @@ func (a *App) loadProfileFile(name string, data []byte) bool {
 	}
 	p, err := sim.ParseProfile(data)
 	if err == nil {
-		err = a.sess.AddProfile(p)
+		err = a.s.files.AddProfile(p)
 	}
 	if err != nil {
-		a.message(play.Tf(a.lang, "prof.bad", name, err.Error()), true)
+		a.message(play.Tf(a.disp.lang, "prof.bad", name, err.Error()), true)
 		return true
 	}
 	a.change("profile", p.Name)
-	a.info = play.Tf(a.lang, "prof.loaded", p.Name, name)
+	a.disp.info = play.Tf(a.disp.lang, "prof.loaded", p.Name, name)
 	a.render()
 	return true
 }
@@ -148,6 +148,6 @@ func (a *App) loadProfileFile(name string, data []byte) bool {
 // profile or (under a profile other than the lecture's) the GPU changed.
 func (a *App) profileSettings(key string) {
 	if key == "profile" || key == "gpu" {
-		play.ApplyProfile(&a.state)
+		play.ApplyProfile(&a.s.state)
 	}
 }

@@ -65,8 +65,8 @@ func (splitPanel) render(p *page, u *uiState) {
 // startSplit runs the split search in the background; a change of the
 // settings cancels it.
 func (a *App) startSplit(gpus int) {
-	st, gen := a.state.Clone(), a.gen
-	a.split = splitState{running: true, gen: gen}
+	st, gen := a.s.state.Clone(), a.s.gen
+	a.pn.splitSt = splitState{running: true, gen: gen}
 	a.render()
 	go func() {
 		defer func() {
@@ -85,14 +85,14 @@ func (a *App) startSplit(gpus int) {
 			return nil
 		})
 		a.post(func() {
-			if a.split.gen != gen {
+			if a.pn.splitSt.gen != gen {
 				return
 			}
-			a.split.running = false
+			a.pn.splitSt.running = false
 			if err != nil {
-				a.split.err = play.Tf(a.lang, "split.err", err.Error())
+				a.pn.splitSt.err = play.Tf(a.disp.lang, "split.err", err.Error())
 			} else {
-				a.split.res = &res
+				a.pn.splitSt.res = &res
 			}
 			a.render()
 		})

@@ -39,56 +39,56 @@ func (a *App) beginResim() {
 	// A change that supersedes a long run gets no longer first slice: the
 	// page is answering a drag.
 	rs := &resim{}
-	if a.rs != nil && a.rs.slices > 0 {
+	if a.sched.rs != nil && a.sched.rs.slices > 0 {
 		rs.slices = 1
 	}
 	a.dropResim()
 	if a.keepA() {
-		rs.runA = a.run // compare mode: only run B's settings changed
+		rs.runA = a.s.run // compare mode: only run B's settings changed
 	} else if a.lec != nil {
-		rs.runA = a.lec.cache.Run(a.state) // the lab chapter may have made this run already
+		rs.runA = a.lec.cache.Run(a.s.state) // the lab chapter may have made this run already
 	}
 	if rs.runA == nil {
-		rs.job, rs.errA = play.Start(a.state)
+		rs.job, rs.errA = play.Start(a.s.state)
 	}
-	a.rs = rs
+	a.sched.rs = rs
 }
 
 // dropResim abandons a re-simulation under way, its arrays back to the pool.
 func (a *App) dropResim() {
-	rs := a.rs
+	rs := a.sched.rs
 	if rs == nil {
 		return
 	}
 	if rs.job != nil {
 		rs.job.Abandon()
 	}
-	if r := rs.runA; r != nil && r != a.run && (a.lec == nil || !a.lec.holds(r)) {
+	if r := rs.runA; r != nil && r != a.s.run && (a.lec == nil || !a.lec.holds(r)) {
 		r.Recycle() // run A was made, run B was not yet
 	}
-	a.rs = nil
+	a.sched.rs = nil
 }
 
 // advanceResim runs the re-simulation under way for this frame's slice and
 // lands it when both runs are made.
 func (a *App) advanceResim() {
-	rs := a.rs
+	rs := a.sched.rs
 	budget := resimSlice
 	switch {
-	case a.gen == 0:
+	case a.s.gen == 0:
 		budget = resimStart // nothing is drawn yet
 	case rs.slices == 0:
 		budget = resimFirst
 	}
 	// The slice is this frame's, counted from when its work began.
-	deadline := a.frameAt.Add(budget)
+	deadline := a.sched.frameAt.Add(budget)
 	if rs.slices == 0 {
 		// A change's first slice: a run of a usual size lands in its frame.
 		deadline = later(deadline, time.Now().Add(resimSlice))
 	} else if rs.job != nil && time.Until(deadline) <= 0 {
 		return
 	}
-	if rs.slices == 0 && a.gen > 0 && rs.job != nil && rs.job.Long() {
+	if rs.slices == 0 && a.s.gen > 0 && rs.job != nil && rs.job.Long() {
 		// A run that cannot land in this frame starts in the next: this
 		// one shows what began it (a file laid over the timeline).
 		rs.slices++
@@ -114,43 +114,43 @@ func (a *App) advanceResim() {
 		}
 		rs.onB = true
 		if a.startB(rs) {
-			rs.job, rs.errB = play.Start(a.cmp.stateB)
+			rs.job, rs.errB = play.Start(a.s.cmp.stateB)
 			rs.newB = rs.errB != nil
 		}
 	}
-	a.rs = nil
+	a.sched.rs = nil
 	a.landResim(rs)
 }
 
 // showResimProgress says how far a long re-simulation has come.
 func (a *App) showResimProgress(j *play.Job) {
-	a.message(play.Tf(a.lang, "msg.simulating", 100*j.Progress()), false)
+	a.message(play.Tf(a.disp.lang, "msg.simulating", 100*j.Progress()), false)
 }
 
 // landResim shows the runs a re-simulation made and refreshes everything shown.
 func (a *App) landResim(rs *resim) {
-	a.gen++
-	a.landed = true
-	if a.gen == 1 {
+	a.s.gen++
+	a.sched.landed = true
+	if a.s.gen == 1 {
 		a.mark("simulated")
 	}
-	if a.run != rs.runA && (a.lec == nil || !a.lec.holds(a.run)) {
-		a.run.Recycle() // its arrays go to the next simulation
+	if a.s.run != rs.runA && (a.lec == nil || !a.lec.holds(a.s.run)) {
+		a.s.run.Recycle() // its arrays go to the next simulation
 	}
-	if rs.runA != nil && rs.runA != a.run {
-		a.cmp.filesA = a.sess.FilesGen()
+	if rs.runA != nil && rs.runA != a.s.run {
+		a.s.cmp.filesA = a.s.files.FilesGen()
 	}
-	a.run = rs.runA
+	a.s.run = rs.runA
 	if rs.errA != nil {
-		a.simErr = rs.errA.Error()
-		a.run = nil
-		a.simMs = 0
-		a.message(play.Tf(a.lang, "msg.cannot", rs.errA.Error()), true)
+		a.s.simErr = rs.errA.Error()
+		a.s.run = nil
+		a.bg.simMs = 0
+		a.message(play.Tf(a.disp.lang, "msg.cannot", rs.errA.Error()), true)
 	} else {
-		a.simErr = ""
-		a.simMs = rs.simMsA
-		if a.run.Truncated {
-			a.message(play.Tf(a.lang, "msg.truncated", a.run.Steps(), play.FormatDur(a.run.End)), true)
+		a.s.simErr = ""
+		a.bg.simMs = rs.simMsA
+		if a.s.run.Truncated {
+			a.message(play.Tf(a.disp.lang, "msg.truncated", a.s.run.Steps(), play.FormatDur(a.s.run.End)), true)
 		} else {
 			a.message("", false)
 		}
@@ -158,37 +158,37 @@ func (a *App) landResim(rs *resim) {
 	if rs.newB {
 		a.landB(rs.runB, rs.errB)
 	}
-	a.view.T0 = a.state.View.T0
-	a.view.Span = a.state.View.Span
-	a.view.Cursor = a.state.View.Cursor
-	a.view.Sel, a.view.SelRow, a.view.SelPane = a.state.View.Sel, 0, 0
-	if a.run != nil && a.view.Sel >= 0 {
-		a.view.SelRow, a.view.Sel = a.locateStep(a.view.Sel)
-	} else if a.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {
+	a.tl.view.T0 = a.s.state.View.T0
+	a.tl.view.Span = a.s.state.View.Span
+	a.tl.view.Cursor = a.s.state.View.Cursor
+	a.tl.view.Sel, a.tl.view.SelRow, a.tl.view.SelPane = a.s.state.View.Sel, 0, 0
+	if a.s.run != nil && a.tl.view.Sel >= 0 {
+		a.tl.view.SelRow, a.tl.view.Sel = a.locateStep(a.tl.view.Sel)
+	} else if a.s.run != nil && a.lec != nil && a.lec.ch.Layout == "step" {
 		a.selectMixedStep()
 	}
-	if a.run != nil && a.view.Cursor > a.run.End {
-		a.view.Cursor = -1
+	if a.s.run != nil && a.tl.view.Cursor > a.s.run.End {
+		a.tl.view.Cursor = -1
 	}
-	a.dirty = true
-	a.figs = play.Figures{Goodput: -1}
-	if a.run != nil {
-		a.figs = a.run.Figures()
+	a.tl.dirty = true
+	a.bg.figs = play.Figures{Goodput: -1}
+	if a.s.run != nil {
+		a.bg.figs = a.s.run.Figures()
 	}
-	a.figGen++
-	if a.rates != nil {
-		a.oldRates = a.rates
+	a.bg.gen++
+	if a.bg.rates != nil {
+		a.bg.oldRates = a.bg.rates
 	}
-	a.rates = nil
+	a.bg.rates = nil
 	if a.lec != nil {
-		a.lec.settingsChanged(a.state)
+		a.lec.settingsChanged(a.s.state)
 	}
 	a.render()
-	a.urlDirty = true
+	a.sched.urlDirty = true
 	// The sweep and goodput start once the settings rest for a few frames
 	// after the last change (while a slider is dragged they would only be
 	// cancelled); this re-simulation counts as part of the rest.
-	a.bgPending, a.bgAt = true, a.changedAt.Add(bgRest)
+	a.bg.pending, a.bg.at = true, a.bg.changedAt.Add(bgRest)
 }
 
 // later is the later of two times.

@@ -20,14 +20,14 @@ type touchState struct {
 // bindTouch listens to touches on the canvas frame. The listeners are not
 // passive: they keep the browser from scrolling or zooming the page.
 func (a *App) bindTouch() {
-	ts := &a.touch
+	ts := &a.in.touch
 	point := func(ev js.Value, i int) (float64, float64) {
 		t := ev.Get("touches").Index(i)
 		return t.Get("clientX").Float(), t.Get("clientY").Float()
 	}
 	on := func(name string, f func(ev js.Value)) {
 		opts := map[string]any{"passive": false}
-		a.own.Call("addEventListener", name, js.FuncOf(func(this js.Value, args []js.Value) any {
+		a.pg.own.Call("addEventListener", name, js.FuncOf(func(this js.Value, args []js.Value) any {
 			a.guard(name+" handler", func() {
 				ev := args[0]
 				ev.Call("preventDefault")
@@ -41,8 +41,8 @@ func (a *App) bindTouch() {
 		if n == 1 {
 			x, y := point(ev, 0)
 			a.post(func() {
-				*ts = touchState{x0: x, y0: y, t0: a.view.T0, span: a.view.Span}
-				a.playing = false
+				*ts = touchState{x0: x, y0: y, t0: a.tl.view.T0, span: a.tl.view.Span}
+				a.tl.playing = false
 			})
 		} else if n >= 2 {
 			x1, y1 := point(ev, 0)
@@ -50,8 +50,8 @@ func (a *App) bindTouch() {
 			a.post(func() {
 				ts.moved = true
 				ts.dist0 = math.Max(1, math.Hypot(x2-x1, y2-y1))
-				ts.t0, ts.span = a.view.T0, a.view.Span
-				ts.mid = a.view.t(a.geom(), (x1+x2)/2*a.dpr)
+				ts.t0, ts.span = a.tl.view.T0, a.tl.view.Span
+				ts.mid = a.tl.view.t(a.geom(), (x1+x2)/2*a.tl.dpr)
 			})
 		}
 	})
@@ -68,7 +68,7 @@ func (a *App) bindTouch() {
 				}
 				if ts.moved {
 					g := a.geom()
-					a.view.T0 = math.Max(0, ts.t0-(x-ts.x0)*a.dpr/g.plotW()*a.view.Span)
+					a.tl.view.T0 = math.Max(0, ts.t0-(x-ts.x0)*a.tl.dpr/g.plotW()*a.tl.view.Span)
 					a.setView()
 				}
 			})
@@ -83,9 +83,9 @@ func (a *App) bindTouch() {
 				span := math.Max(1e-4, math.Min(ts.span*f, math.Max(1, 1.2*a.spanAll())))
 				g := a.geom()
 				// Keep the time under the fingers' midpoint where it is.
-				frac := ((x1+x2)/2*a.dpr - g.left) / g.plotW()
-				a.view.Span = span
-				a.view.T0 = math.Max(0, ts.mid-frac*span)
+				frac := ((x1+x2)/2*a.tl.dpr - g.left) / g.plotW()
+				a.tl.view.Span = span
+				a.tl.view.T0 = math.Max(0, ts.mid-frac*span)
 				a.setView()
 			})
 		}
@@ -96,7 +96,7 @@ func (a *App) bindTouch() {
 		}
 		a.post(func() {
 			if !ts.moved {
-				a.lastDragged = false
+				a.in.lastDragged = false
 				a.selectAt(ts.x0, ts.y0) // a tap
 			}
 			ts.dist0 = 0

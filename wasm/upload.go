@@ -21,7 +21,7 @@ func (a *App) bindUpload() {
 			f := files.Index(i)
 			name := f.Get("name").String()
 			if size := f.Get("size").Float(); size > results.MaxBytes {
-				a.message(play.Tf(a.lang, "up.toobig", name, size/1e6, results.MaxBytes>>20), true)
+				a.message(play.Tf(a.disp.lang, "up.toobig", name, size/1e6, results.MaxBytes>>20), true)
 				continue
 			}
 			if size := f.Get("size").Float(); size > bigUploadBytes {
@@ -37,7 +37,7 @@ func (a *App) bindUpload() {
 				release()
 			})
 			catch = a.jsFunc("reading "+name, release, func(args []js.Value) {
-				a.message(play.Tf(a.lang, "up.unreadable", name, js.Global().Get("String").Invoke(args[0]).String()), true)
+				a.message(play.Tf(a.disp.lang, "up.unreadable", name, js.Global().Get("String").Invoke(args[0]).String()), true)
 				release()
 			})
 			f.Call("text").Call("then", then).Call("catch", catch)
@@ -51,7 +51,7 @@ func (a *App) bindUpload() {
 	}
 	// Drops land on the controls page's stage or, over the timeline, in the frame's own document.
 	zone := a.el("stage")
-	for _, target := range []js.Value{zone, a.own} {
+	for _, target := range []js.Value{zone, a.pg.own} {
 		a.listen(target, "dragover", func(ev js.Value) {
 			ev.Call("preventDefault")
 			zone.Get("classList").Call("add", "drop")
@@ -75,31 +75,31 @@ func (a *App) loadMeasured(name string, data []byte) {
 		return
 	}
 	if play.IsHFConfig(data) {
-		m, err := a.sess.AddModel(name, data)
+		m, err := a.s.files.AddModel(name, data)
 		if err != nil {
-			a.message(play.Tf(a.lang, "up.badmodel", name, err.Error()), true)
+			a.message(play.Tf(a.disp.lang, "up.badmodel", name, err.Error()), true)
 			return
 		}
 		a.pn.controls.models = nil // refill the picker
 		a.change("model", m)
-		a.info = play.Tf(a.lang, "up.model", name, m)
+		a.disp.info = play.Tf(a.disp.lang, "up.model", name, m)
 		a.render()
 		return
 	}
 	if play.IsTrace(name, data) {
-		n, err := a.sess.SetTrace(name, data)
+		n, err := a.s.files.SetTrace(name, data)
 		if err != nil {
-			a.message(play.Tf(a.lang, "up.badtrace", err.Error()), true)
+			a.message(play.Tf(a.disp.lang, "up.badtrace", err.Error()), true)
 			return
 		}
 		a.change("workload", "trace")
-		a.info = play.Tf(a.lang, "up.trace", name, n)
+		a.disp.info = play.Tf(a.disp.lang, "up.trace", name, n)
 		a.render()
 		return
 	}
 	o, err := play.ParseMeasured(name, data)
 	if err != nil {
-		a.message(play.Tf(a.lang, "up.bad", play.SayError(a.lang, err)), true)
+		a.message(play.Tf(a.disp.lang, "up.bad", play.SayError(a.disp.lang, err)), true)
 		return
 	}
 	a.addOverlay(name, o)
@@ -109,19 +109,19 @@ func (a *App) loadMeasured(name string, data []byte) {
 // as B, and a third asks which it replaces. A tool's summary file dropped
 // with its per-request file joins run A instead.
 func (a *App) addOverlay(name string, o *play.Overlay) {
-	if a.overlays[0].Absorb(o) {
-		a.info = play.Tf(a.lang, "up.absorbed", name)
-		a.dirty = true
+	if a.s.overlays[0].Absorb(o) {
+		a.disp.info = play.Tf(a.disp.lang, "up.absorbed", name)
+		a.tl.dirty = true
 		a.render()
 		return
 	}
 	switch {
-	case a.overlays[0] == nil:
+	case a.s.overlays[0] == nil:
 		a.placeOverlay(o, 0)
-	case a.overlays[1] == nil:
+	case a.s.overlays[1] == nil:
 		a.placeOverlay(o, 1)
 	default:
-		a.ask.pending = o // a third file: ask which run it replaces
+		a.pn.ask.pending = o // a third file: ask which run it replaces
 		a.render()
 	}
 }
@@ -131,19 +131,19 @@ func (a *App) addOverlay(name string, o *play.Overlay) {
 // names another than the page's.
 func (a *App) placeOverlay(o *play.Overlay, slot int) {
 	if slot == 0 {
-		a.state.Lang = a.lang // ApplyConfig's notes in the page's language
-		a.notes = o.ApplyConfig(&a.state)
-		a.state.Preset = ""
-		a.needSim = true
+		a.s.state.Lang = a.disp.lang // ApplyConfig's notes in the page's language
+		a.s.notes = o.ApplyConfig(&a.s.state)
+		a.s.state.Preset = ""
+		a.s.needSim = true
 	}
-	o.Origin = math.Max(0, a.state.Lab.InjectAfter)
-	a.overlays[slot] = o
-	a.ask.offerPolicy = ""
-	if pol, budget := o.Suggests(); pol != "" && (pol != a.state.Policy || (pol == "chunked" && budget > 0 && budget != a.state.EffectiveBudget())) {
-		a.ask.offerName, a.ask.offerPolicy, a.ask.offerBudget = o.Name, pol, budget
+	o.Origin = math.Max(0, a.s.state.Lab.InjectAfter)
+	a.s.overlays[slot] = o
+	a.pn.ask.offerPolicy = ""
+	if pol, budget := o.Suggests(); pol != "" && (pol != a.s.state.Policy || (pol == "chunked" && budget > 0 && budget != a.s.state.EffectiveBudget())) {
+		a.pn.ask.offerName, a.pn.ask.offerPolicy, a.pn.ask.offerBudget = o.Name, pol, budget
 	}
-	a.dirty = true
+	a.tl.dirty = true
 	// The notice stays on screen (the re-simulation it starts must not clear it).
-	a.info = play.Tf(a.lang, "up.overlaid", o.Name, "AB"[slot:slot+1], o.KindIn(a.lang))
+	a.disp.info = play.Tf(a.disp.lang, "up.overlaid", o.Name, "AB"[slot:slot+1], o.KindIn(a.disp.lang))
 	a.render()
 }
