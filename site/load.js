@@ -12,6 +12,11 @@
 // unpacks it here (DecompressionStream knows gzip, not brotli).
 (function () {
   "use strict";
+  // A link with settings or a chapter is not a first visit: the "start here"
+  // card (index.html) is for the bare page (a language alone still is one).
+  var q = new URLSearchParams(location.search);
+  q.delete("lang");
+  if (q.toString() !== "") document.documentElement.classList.add("linked");
   // Milliseconds since navigation at each start-up stage (the benchmark reports them).
   window.servelabMarks = {};
   var build = window.servelabBuild; // {version, wasmBytes}; absent before `make wasm`

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	lect "servelab/sim/lecture"
 	"servelab/sim/scenario"
 	"servelab/wasm/play"
@@ -339,17 +340,36 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		}
 		return ms(v) + " ms"
 	}
+	// The student's own measured run, when one is laid over the timeline.
+	var yours *play.Overlay
+	if o := u.overlays[0]; o != nil && o.Lab != nil {
+		yours = o
+	}
+	ratio := func(v float64) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f×", v)
+	}
 	var rows [][]string
-	for _, r := range lp.Rows() {
+	var yl *lab.Summary
+	if yours != nil {
+		yl = yours.Lab
+	}
+	for _, r := range lp.RowsWith(yl) {
 		name := html.EscapeString(u.tr("lab." + r.Key))
 		if r.Term {
 			name = termHTML(u, r.Key)
 		}
+		f := msu
 		if r.Ratio {
-			rows = append(rows, []string{name, fmt.Sprintf("%.1f×", r.Unchunked), fmt.Sprintf("%.1f×", r.Chunked)})
-		} else {
-			rows = append(rows, []string{name, msu(r.Unchunked), msu(r.Chunked)})
+			f = ratio
 		}
+		row := []string{name, f(r.Unchunked), f(r.Chunked)}
+		if yours != nil {
+			row = append(row, f(r.Yours))
+		}
+		rows = append(rows, row)
 		if r.Key == "prefillgap" {
 			vals["pu"], vals["pc"] = ms(r.Unchunked), ms(r.Chunked)
 		}
@@ -362,8 +382,12 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 	if b.WorstGap > 0 {
 		vals["ratio"] = fmt.Sprintf("%.0f", a.WorstGap/b.WorstGap)
 	}
-	table := tableHTML(u.trf("tl.caption", u.st.Lab.ShortConcurrency, u.st.Lab.LongInputLen),
-		[]string{"", html.EscapeString(u.tr("lab.unchunked")), html.EscapeString(u.trf("lab.chunked", budget))}, rows)
+	head := []string{"", html.EscapeString(u.tr("lab.unchunked")), html.EscapeString(u.trf("lab.chunked", budget))}
+	if yours != nil {
+		head = append(head, html.EscapeString(u.trf("lab.yours", yours.Name)))
+		vals["yname"], vals["wy"], vals["sy"], vals["ty"] = yours.Name, ms(yl.WorstGap), fmt.Sprintf("%.1f", yl.SpikeRatio), ms(yl.LongTTFT)
+	}
+	table := tableHTML(u.trf("tl.caption", u.st.Lab.ShortConcurrency, u.st.Lab.LongInputLen), head, rows)
 	// One clock: seconds from the injection; one axis: the larger worst gap.
 	inj := lp.Unchunked.Inject
 	t0, t1 := inj-0.5, inj+math.Max(1.5, a.LongTTFT+1)

@@ -94,7 +94,8 @@ func (a *App) panes() []pane {
 	}
 	w, h := float64(a.tl.w), float64(a.tl.h)
 	if !a.s.cmp.pair.On {
-		return []pane{{a.s.run, layoutAt(0, w, h, scale, rows(a.s.run), hasMem(a.s.run), false)}}
+		// (titled: the line above the axis holds the canvas's legend)
+		return []pane{{a.s.run, layoutAt(0, w, h, scale, rows(a.s.run), hasMem(a.s.run), true)}}
 	}
 	half := math.Floor(h / 2)
 	return []pane{
@@ -109,7 +110,10 @@ func (a *App) paintAll(dst *ebiten.Image) []label {
 	dst.Fill(colBG)
 	meas := append(a.s.overlays[:], a.chapterOverlay())
 	if len(ps) == 1 {
-		return paintPane(dst, a.tl.batch, a.s.run, &a.tl.view, ps[0].geo, meas, a.disp.lang)
+		labels := paintPane(dst, a.tl.batch, a.s.run, &a.tl.view, ps[0].geo, meas, a.disp.lang)
+		labels = append(labels, paintLegend(a.tl.batch, a.s.run, meas, ps[0].geo, a.disp.lang, 0)...)
+		a.tl.batch.flush(dst)
+		return labels
 	}
 	top := 0.0
 	for _, p := range ps {
@@ -131,18 +135,21 @@ func (a *App) paintAll(dst *ebiten.Image) []label {
 		var m []*play.Overlay
 		st := a.s.state
 		if i == 0 {
-			m = meas
+			m = []*play.Overlay{a.s.overlays[0], nil, a.chapterOverlay()} // A's measurement, and the chapter's other run
 		} else {
+			m = []*play.Overlay{nil, a.s.overlays[1]} // B's (its index keeps B's colour)
 			name, st = "B", a.s.cmp.stateB
 			// a line between the panes
 			a.tl.batch.rect(0, p.geo.axisY-18*p.geo.s, float64(a.tl.w), 2*p.geo.s, colGrid)
 		}
-		labels = append(labels, label{4 * p.geo.s, p.geo.axisY - 15*p.geo.s, name + " · " + runTitle(a.disp.lang, st), "row"})
+		title := name + " · " + runTitle(a.disp.lang, st)
+		labels = append(labels, label{4 * p.geo.s, p.geo.axisY - 15*p.geo.s, title, "row"})
 		if p.run == nil {
 			continue
 		}
 		v := a.paneView(i)
 		labels = append(labels, paintPane(dst, a.tl.batch, p.run, &v, p.geo, m, a.disp.lang)...)
+		labels = append(labels, paintLegend(a.tl.batch, p.run, m, p.geo, a.disp.lang, 4*p.geo.s+textWidth(title, p.geo.s)*1.15+12*p.geo.s)...)
 	}
 	a.tl.batch.flush(dst)
 	return labels
@@ -224,7 +231,10 @@ func (a *App) runOf(i int) *play.SimRun {
 func (a *App) setCompare(on bool) {
 	c := &a.s.cmp
 	c.pair.On = on
-	if on && len(c.pair.B) == 0 {
+	if o := a.s.overlays[1]; on && o != nil {
+		// Two measured runs: B simulates the second, as A the first.
+		a.s.notes = append(a.s.notes, c.pair.TakeOverlay(a.s.state, o)...)
+	} else if on && len(c.pair.B) == 0 {
 		other := "chunked"
 		if a.s.state.Policy == "chunked" {
 			other = "prefill-first"

@@ -174,7 +174,11 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	}
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
-	p.setHTML("ch-narrative", `<p>`+terms.mark(play.Fill(u.lang, "ch."+id+".narrative", vals))+`</p>`)
+	narr := play.Fill(u.lang, "ch."+id+".narrative", vals)
+	if vals["yname"] != "" { // the student's measured run, beside the simulations
+		narr += " " + play.Fill(u.lang, "ch."+id+".yours", vals)
+	}
+	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`)
 	if stale {
 		p.setText("ch-took", u.tr("ch.computing"))
 	} else {
@@ -205,11 +209,37 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		fmt.Fprintf(&pr, `<p class="reveal" role="status"><b>%s</b> %s</p>`, esc(verdict), esc(play.Fill(u.lang, "ch."+id+".reveal", l.revealed)))
 	}
 	p.setHTML("ch-predict", pr.String())
+	p.setHTML("ch-tasks", tasksHTML(u, l))
 	emb := `<button type="button" data-act="embed">` + esc(u.tr("ch.embed")) + `</button>`
 	if c.snippet != "" {
 		emb += `<label for="embed-code">` + esc(u.tr("ch.embed.label")) + `</label><textarea id="embed-code" readonly rows="3">` + esc(c.snippet) + `</textarea>`
 	}
 	p.setHTML("ch-embed", emb)
+}
+
+// tasksHTML is the chapter's closing tasks, each checked against the
+// table shown: shown once the student has predicted (they end the chapter).
+func tasksHTML(u *uiState, l *lectureView) string {
+	tasks := play.Tasks[l.ch.ID]
+	if l.picked == 0 || len(tasks) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<h3>%s</h3><ul class="tasks">`, html.EscapeString(u.tr("ch.tasks")))
+	for i, t := range tasks {
+		c := t.Check(*u.st, l.res, l.lab)
+		cls, mark, state := "open", "○", u.tr("ch.task.open")
+		if c.Done {
+			cls, mark, state = "done", "✓", u.tr("ch.task.done")
+		}
+		fmt.Fprintf(&sb, `<li class="%s" data-task="%d"><span class="mark" role="img" aria-label="%s">%s</span> %s`, cls, i+1, html.EscapeString(state), mark, html.EscapeString(u.tr(l.ch.TaskKey(i))))
+		if c.Now != "" {
+			fmt.Fprintf(&sb, ` <span class="small">(%s)</span>`, html.EscapeString(u.trf("ch.task.now", c.Now)))
+		}
+		sb.WriteString(`</li>`)
+	}
+	sb.WriteString(`</ul>`)
+	return sb.String()
 }
 
 // embedSnippet is the iframe a slide embeds: this view, embed mode.

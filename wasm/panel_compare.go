@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall/js"
+
+	"servelab/sim/lab"
+	"servelab/wasm/play"
 )
 
 // comparePanel turns compare mode on and off, says which run the form
@@ -85,7 +88,7 @@ func (comparePanel) render(p *page, u *uiState) {
 		html.EscapeString(u.tr("cmp.caption")))
 	row := func(name string, va, vb float64, unit func(float64) string) {
 		ratio := "–"
-		if va > 0 && !math.IsInf(vb, 0) && u.run != nil && c.runB != nil {
+		if va > 0 && !math.IsInf(vb, 0) && !math.IsNaN(vb) && u.run != nil && c.runB != nil {
 			ratio = fmt.Sprintf("%.2f×", vb/va)
 		}
 		fmt.Fprintf(&sb, `<tr><th scope="row">%s</th><td>%s</td><td>%s</td><td>%s</td></tr>`, html.EscapeString(name), unit(va), unit(vb), ratio)
@@ -102,6 +105,59 @@ func (comparePanel) render(p *page, u *uiState) {
 	ka, kb := kvOf(u.run), kvOf(c.runB)
 	row(u.tr("cmp.preempt"), float64(ka.preemptions), float64(kb.preemptions), func(v float64) string { return fmt.Sprintf("%.0f", v) })
 	row(u.tr("cmp.gpus"), float64(ka.gpus), float64(kb.gpus), func(v float64) string { return fmt.Sprintf("%.0f", v) })
+	// The lab's headline figures, simulated and, where a measured run is
+	// laid over a pane, measured (A's file beside run A, B's beside B).
+	labOf := func(r *play.SimRun) *lab.Summary {
+		if r == nil {
+			return nil
+		}
+		return r.Lab
+	}
+	measOf := func(o *play.Overlay) *lab.Summary {
+		if o == nil {
+			return nil
+		}
+		return o.Lab
+	}
+	for _, pair := range []struct {
+		a, b  *lab.Summary
+		label string
+	}{{labOf(u.run), labOf(c.runB), ""}, {measOf(u.overlays[0]), measOf(u.overlays[1]), "cmp.measured"}} {
+		if pair.a == nil && pair.b == nil {
+			continue
+		}
+		get := func(s *lab.Summary, f func(*lab.Summary) float64) float64 {
+			if s == nil {
+				return math.NaN()
+			}
+			return f(s)
+		}
+		for _, f := range []struct {
+			key   string
+			v     func(*lab.Summary) float64
+			ratio bool
+		}{{"worstgap", func(s *lab.Summary) float64 { return s.WorstGap }, false},
+			{"spike", func(s *lab.Summary) float64 { return s.SpikeRatio }, true},
+			{"longttft", func(s *lab.Summary) float64 { return s.LongTTFT }, false}} {
+			name := u.tr("term." + f.key)
+			if pair.label != "" {
+				name = u.trf(pair.label, name)
+			}
+			unit := func(v float64) string {
+				switch {
+				case math.IsNaN(v):
+					return "–"
+				case f.ratio:
+					return fmt.Sprintf("%.1f×", v)
+				}
+				return ms(v)
+			}
+			if !f.ratio {
+				name += " (ms)"
+			}
+			row(name, get(pair.a, f.v), get(pair.b, f.v), unit)
+		}
+	}
 	sb.WriteString(`</table>`)
 	p.setHTML("cmp-body", sb.String())
 }

@@ -19,9 +19,19 @@ import (
 type controlsPanel struct {
 	lang   string   // the language the menus were filled in
 	models []string // the model picker's entries (nil: refill it)
+	// more: in a chapter, the expert form is open ("More settings"); a
+	// chapter shows only the settings its lesson moves until it is.
+	more bool
 }
 
 func (c *controlsPanel) bind(p *page, emit func(event)) {
+	if el := p.el("more-settings"); !el.IsNull() {
+		p.listen(el, "click", func(js.Value) {
+			c.more = !c.more
+			p.doc.Get("body").Get("classList").Call("toggle", "more", c.more)
+			c.renderMore(p)
+		})
+	}
 	fill := func(id string, names []string) {
 		var sb strings.Builder
 		for _, n := range names {
@@ -162,6 +172,10 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 	if u.lec != nil {
 		cls = append(cls, "lecture", "layout-"+u.lec.ch.Layout)
 	}
+	if c.more {
+		cls = append(cls, "more")
+	}
+	c.renderMore(p)
 	setProp(p.doc.Get("body"), "className", strings.Join(cls, " "))
 	if el := p.el("projector"); !el.IsNull() {
 		setAttr(el, "aria-pressed", strconv.FormatBool(u.projector))
@@ -170,6 +184,18 @@ func (c *controlsPanel) render(p *page, u *uiState) {
 		el.Set("value", play.FormatNum(u.speed))
 	}
 	c.renderPlayback(p, u)
+}
+
+// renderMore names the "More settings" button for what a click does.
+func (c *controlsPanel) renderMore(p *page) {
+	if el := p.el("more-settings"); !el.IsNull() {
+		key := "ctl.more"
+		if c.more {
+			key = "ctl.less"
+		}
+		setProp(el, "textContent", play.T(c.lang, key))
+		setAttr(el, "aria-expanded", strconv.FormatBool(c.more))
+	}
 }
 
 // renderPlayback is the play button and the position slider.

@@ -138,6 +138,11 @@ func (a *App) placeOverlay(o *play.Overlay, slot int) {
 	}
 	o.Origin = math.Max(0, a.s.state.Lab.InjectAfter)
 	a.s.overlays[slot] = o
+	if slot == 1 && a.s.cmp.pair.On {
+		// Compare mode: B simulates this run, beside A's own.
+		a.s.notes = append(a.s.notes, a.s.cmp.pair.TakeOverlay(a.s.state, o)...)
+		a.s.needSim, a.sched.urlDirty = true, true
+	}
 	a.pn.ask.offerPolicy = ""
 	if pol, budget := o.Suggests(); pol != "" && (pol != a.s.state.Policy || (pol == "chunked" && budget > 0 && budget != a.s.state.EffectiveBudget())) {
 		a.pn.ask.offerName, a.pn.ask.offerPolicy, a.pn.ask.offerBudget = o.Name, pol, budget

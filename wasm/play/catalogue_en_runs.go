@@ -3,6 +3,8 @@ package play
 // The English texts of compare mode, the KV cache, disaggregation drawn,
 // touch and uploads (issue 11); merged into catalogueEN.
 var runsEN = map[string]string{
+	"cmp.measured":   "%s, measured",
+	"cmp.sharedkey":  "B: %s was measured with %s = %s; the two runs share A's workload (%[4]s)",
 	"cmp.title":      "Compare two runs",
 	"cmp.on":         "Compare with run B (same workload, one clock)",
 	"cmp.edit":       "The settings on the left change:",

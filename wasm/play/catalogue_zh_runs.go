@@ -2,6 +2,8 @@ package play
 
 // 对比模式、KV 缓存、分离式部署的绘制、触控与上传的中文文本（issue 11），并入 catalogueZH。
 var runsZH = map[string]string{
+	"cmp.measured":   "%s（实测）",
+	"cmp.sharedkey":  "B：%s 测量时 %s = %s；两次运行共用 A 的负载（%[4]s）",
 	"cmp.title":      "对比两次运行",
 	"cmp.on":         "与运行 B 对比（同一负载，同一时钟）",
 	"cmp.edit":       "左侧设置修改的是：",

@@ -138,3 +138,43 @@ var PairPresets = map[string]map[string]string{
 	// the same load per GPU.
 	"compare-disagg": {"policy": "disaggregated", "xp": "2", "yd": "1", "rate": "30"},
 }
+
+// TakeOverlay makes run B the simulation of a second measured run o, so
+// that each pane pairs its own simulation with its own measurement: B's
+// settings become what o's file states (its lab config; the scheduler its
+// label names). The workload is the pair's shared one, A's: where o's
+// differs, a note says so rather than quietly simulating other requests.
+func (p *Pair) TakeOverlay(a State, o *Overlay) []string {
+	b := a.Clone()
+	notes := o.ApplyConfig(&b)
+	if pol, budget := o.Suggests(); pol != "" {
+		if n := b.Set("policy", pol); n != "" {
+			notes = append(notes, n)
+		}
+		if budget > 0 {
+			if n := b.SetNum("budget", float64(budget)); n != "" {
+				notes = append(notes, n)
+			}
+		}
+	}
+	p.On = true
+	if p.B == nil {
+		p.B = map[string]string{}
+	}
+	for i := range scenario.Knobs {
+		k := scenario.Knobs[i].URL
+		if k == "" {
+			continue
+		}
+		va, vb := a.value(k), b.value(k)
+		switch {
+		case va == vb:
+			delete(p.B, k)
+		case sharedKeys[k]:
+			notes = append(notes, Tf(a.Lang, "cmp.sharedkey", o.Name, k, vb, va))
+		default:
+			p.B[k] = vb
+		}
+	}
+	return notes
+}

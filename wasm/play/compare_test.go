@@ -71,3 +71,47 @@ func TestMemoryPressureRunsOutOfKV(t *testing.T) {
 		t.Errorf("%d transfers (mean %g s) for %d completed requests", n, mean, rd.Summary.Completed)
 	}
 }
+
+// TestTakeOverlayPairsEachRunWithItsFile: two measured lab runs, one
+// labelled unchunked and one chunked at 512: run B becomes the chunked
+// simulation of the second while A stays the first's; a second file with
+// another workload keeps A's, with a note.
+func TestTakeOverlayPairsEachRunWithItsFile(t *testing.T) {
+	parse := func(name, label string) *Overlay {
+		t.Helper()
+		o, err := ParseMeasured(name, []byte(labFileWith(t, `"label": "run"`, `"label": "`+label+`"`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	a := DefaultState()
+	oa := parse("a.json", "unchunked")
+	a.Lang = "en"
+	oa.ApplyConfig(&a)
+	a.Set("policy", "prefill-first")
+	var p Pair
+	notes := p.TakeOverlay(a, parse("b.json", "chunked 512"))
+	if len(notes) != 0 {
+		t.Errorf("same workload, notes %v", notes)
+	}
+	b, _ := p.StateB(a)
+	if !p.On || b.Policy != "chunked" || b.EffectiveBudget() != 512 || a.Policy != "prefill-first" {
+		t.Errorf("B runs %s at %d (on %v), A %s; want B chunked 512 beside A's prefill-first", b.Policy, b.EffectiveBudget(), p.On, a.Policy)
+	}
+	if b.Workload != a.Workload || b.Lab != a.Lab {
+		t.Errorf("B's workload %s %+v differs from A's %s %+v", b.Workload, b.Lab, a.Workload, a.Lab)
+	}
+	// Another long prompt in B's file: the pair still shares A's, and says so.
+	other, err := ParseMeasured("c.json", []byte(labFileWith(t, `"long_input_len": 32000`, `"long_input_len": 8000`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes = p.TakeOverlay(a, other)
+	if len(notes) == 0 || !strings.Contains(strings.Join(notes, " "), "8000") {
+		t.Errorf("a file with another long prompt gives notes %v; want one naming 8000", notes)
+	}
+	if b, _ := p.StateB(a); b.Lab.LongInputLen != a.Lab.LongInputLen {
+		t.Errorf("B's long prompt %d, A's %d: the pair must share it", b.Lab.LongInputLen, a.Lab.LongInputLen)
+	}
+}

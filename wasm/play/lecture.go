@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"servelab/sim"
+	"servelab/sim/lab"
 	"servelab/sim/lecture"
 	"servelab/sim/scenario"
 )
@@ -273,12 +274,39 @@ type LabRow struct {
 	Key                string
 	Term, Ratio        bool
 	Unchunked, Chunked float64
+	Yours              float64 // the student's measured run (YourRun); NaN: none or not measured
 }
 
 // Rows are the lab chapter's table: run.py's worst gap, spike ratio and
 // long TTFT, the quiet median, and the gaps across the long prompt's
 // prefill (PrefillGaps, not run.py's during window: see there).
-func (lp LabPair) Rows() []LabRow {
+func (lp LabPair) Rows() []LabRow { return lp.RowsWith(nil) }
+
+// RowsWith are Rows with the student's measured lab run beside the two
+// simulations (its summary's figures as run.py wrote them; the gaps across
+// the prefill need the simulation's steps, so a measured run has none).
+func (lp LabPair) RowsWith(yours *lab.Summary) []LabRow {
+	rows := lp.rows()
+	for i := range rows {
+		rows[i].Yours = math.NaN()
+		if yours == nil {
+			continue
+		}
+		switch rows[i].Key {
+		case "worstgap":
+			rows[i].Yours = yours.WorstGap
+		case "spike":
+			rows[i].Yours = yours.SpikeRatio
+		case "longttft":
+			rows[i].Yours = yours.LongTTFT
+		case "quiet":
+			rows[i].Yours = yours.ITLQuietP50
+		}
+	}
+	return rows
+}
+
+func (lp LabPair) rows() []LabRow {
 	a, b := lp.Unchunked.Lab, lp.Chunked.Lab
 	prefill := func(r *SimRun) float64 {
 		if p99, _, _, ok := r.PrefillGaps(); ok {
