@@ -219,7 +219,7 @@ func TestProfileTextsAreInTheCatalogues(t *testing.T) {
 					t.Errorf("%s on %s: the English page shows %q for %q", name, gpu, got, s)
 				}
 				if zh := ProfileText("zh", s); zh == s || !hasHan(zh) {
-					t.Errorf("%s on %s: no Chinese for %q (add it to catalogue_*_sim.go)", name, gpu, s)
+					t.Errorf("%s on %s: no Chinese for %q (add it to the catalogues)", name, gpu, s)
 				}
 			}
 		}
