@@ -43,7 +43,7 @@ type App struct {
 
 // display is how the page is shown.
 type display struct {
-	lang      string // "en" or "zh"
+	lang      string // a code of play.Languages
 	info      string // the preset's or the last upload's description, kept on screen
 	embed     bool   // ?embed=1: the canvas and the chapter's figure only
 	projector bool

@@ -3,6 +3,9 @@
 package main
 
 import (
+	"fmt"
+	"html"
+	"strings"
 	"syscall/js"
 
 	"servelab/wasm/play"
@@ -17,6 +20,11 @@ type langPanel struct {
 
 func (*langPanel) bind(p *page, emit func(event)) {
 	el := p.el("lang")
+	var opts strings.Builder // the picker lists the catalogues there are
+	for _, l := range play.Languages {
+		fmt.Fprintf(&opts, `<option value="%s">%s</option>`, html.EscapeString(l.Code), html.EscapeString(l.Name))
+	}
+	p.setHTML("lang", opts.String())
 	p.listen(el, "change", func(js.Value) { emit(evLang{el.Get("value").String()}) })
 }
 
@@ -28,8 +36,7 @@ func (l *langPanel) render(p *page, u *uiState) {
 	if el := p.el("lang"); !el.IsNull() {
 		el.Set("value", u.lang)
 	}
-	html := map[string]string{"en": "en", "zh": "zh-CN"}[u.lang]
-	p.doc.Get("documentElement").Set("lang", html)
+	p.doc.Get("documentElement").Set("lang", play.LangTag(u.lang))
 	p.doc.Set("title", u.tr("page.title"))
 	for attr, prop := range map[string]string{"i18n": "", "i18nTitle": "title", "i18nAria": "aria-label", "i18nPlaceholder": "placeholder"} {
 		sel := "[data-" + kebab(attr) + "]"

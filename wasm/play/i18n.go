@@ -7,13 +7,48 @@ import (
 	"strings"
 )
 
-// The page's texts live in one catalogue per language (catalogue_en.go,
-// catalogue_zh.go): data, keyed by the same keys. TestCataloguesHaveSameKeys
-// fails when a key is missing in either.
-var catalogues = map[string]map[string]string{"en": catalogueEN, "zh": catalogueZH}
+// Language is one of the page's languages: its code (the URL's ?lang=),
+// its own name (the language picker), its HTML lang tag, and its texts.
+type Language struct {
+	Code, Name, Tag string
+	Texts           map[string]string
+}
 
-// Langs are the page's languages.
-func Langs() []string { return []string{"en", "zh"} }
+// Languages are the page's languages, each one catalogue file
+// (catalogue_CODE.go: data, keyed by the same keys) and a line here;
+// TestCataloguesHaveSameKeys fails when a key is missing in one.
+var Languages = []Language{
+	{"en", "English", "en", catalogueEN},
+	{"zh", "中文", "zh-CN", catalogueZH},
+}
+
+// catalogues are the Languages' texts by code.
+var catalogues = func() map[string]map[string]string {
+	m := map[string]map[string]string{}
+	for _, l := range Languages {
+		m[l.Code] = l.Texts
+	}
+	return m
+}()
+
+// Langs are the page's language codes.
+func Langs() []string {
+	codes := make([]string, len(Languages))
+	for i, l := range Languages {
+		codes[i] = l.Code
+	}
+	return codes
+}
+
+// LangTag is lang's HTML lang attribute ("zh-CN"); lang itself when unknown.
+func LangTag(lang string) string {
+	for _, l := range Languages {
+		if l.Code == lang {
+			return l.Tag
+		}
+	}
+	return lang
+}
 
 // HasLang reports whether lang has a catalogue.
 func HasLang(lang string) bool { _, ok := catalogues[lang]; return ok }
