@@ -93,6 +93,13 @@ var Formats = []Format{
 		refuse: sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")},
 	{Name: "llmperf", Tool: "llmperf", Detect: listWith("ttft_s"),
 		list: newLLMPerfList},
+	{Name: "inference-perf", Tool: "inference-perf", Detect: listWithAll("start_time", "end_time", "info"),
+		list: newInferencePerfList},
+	{Name: "inference-perf-summary", Tool: "inference-perf", Detect: objectWithAll("successes", "load_summary"),
+		read: readInferencePerfSummary},
+	// A request trace, not a benchmark's result: arrivals and lengths.
+	{Name: "mooncake", Tool: "mooncake", Detect: mooncakeDetect,
+		lines: newMooncakeLines},
 }
 
 // objectWith detects a one-object file with any of keys.
@@ -105,18 +112,20 @@ func listWith(keys ...string) func(Shape, map[string]json.RawMessage) bool {
 	return func(s Shape, m map[string]json.RawMessage) bool { return s == List && hasAny(m, keys) }
 }
 
+// listWithAll detects a list whose first entry has all of keys.
+func listWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
+	return func(s Shape, m map[string]json.RawMessage) bool { return s == List && hasAll(m, keys...) }
+}
+
+// objectWithAll detects a one-object file with all of keys.
+func objectWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
+	return func(s Shape, m map[string]json.RawMessage) bool { return s == Object && hasAll(m, keys...) }
+}
+
 // objectOrLinesWithAll detects an object, or JSON Lines' first line, with all of keys.
 func objectOrLinesWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
 	return func(s Shape, m map[string]json.RawMessage) bool {
-		if s == List {
-			return false
-		}
-		for _, k := range keys {
-			if _, ok := m[k]; !ok {
-				return false
-			}
-		}
-		return true
+		return s != List && hasAll(m, keys...)
 	}
 }
 
@@ -130,6 +139,16 @@ func sglangDetect(s Shape, m map[string]json.RawMessage) bool {
 		return hasAny(m, []string{"itls"}) && hasAny(m, []string{"server_info", "median_e2e_latency_ms", "accept_length", "details"})
 	}
 	return false
+}
+
+// hasAll reports whether m has every one of keys.
+func hasAll(m map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func hasAny(m map[string]json.RawMessage, keys []string) bool {
