@@ -217,7 +217,7 @@ func detectList(n int, arr []map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(List, arr[0]); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s (formats tried: %s); llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]), Tried())
+	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s (formats tried: %s); llmperf's *_individual_responses.json has ttft_s, inference-perf's per_request_lifecycle_metrics.json start_time, end_time and info", keyList(arr[0]), Tried())
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -225,7 +225,7 @@ func detectLines(first map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(Lines, first); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s (formats tried: %s): not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first), Tried())
+	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s (formats tried: %s): not AIPerf's (metadata, metrics), SGLang's (itls) nor a Mooncake trace's (timestamp, input_length, output_length)", keyList(first), Tried())
 }
 
 // Tried names the rows of [Formats] in the order Detect tries them, for

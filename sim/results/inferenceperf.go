@@ -87,8 +87,10 @@ func (l *ipList) finish() ([]*Run, error) {
 		if times.OutputTokens != nil {
 			r.Output = int(*times.OutputTokens)
 		}
-		// inference-perf times the first token and the gaps between tokens
-		// from output_token_times (chunk_times where it keeps only those).
+		// inference-perf times the first and last token from
+		// output_token_times (chunk_times where it keeps only those), which
+		// give every token of a chunk the chunk's arrival: the chunks are
+		// the distinct times, and their gaps the nonzero differences.
 		tt := times.TokenTimes
 		if len(tt) == 0 {
 			tt = times.ChunkTimes
@@ -105,7 +107,9 @@ func (l *ipList) finish() ([]*Run, error) {
 			r.TTFT = tt[0] - *rec.Start
 			r.Latency = tt[len(tt)-1] - *rec.Start
 			for j := 1; j < len(tt); j++ {
-				r.Gaps = append(r.Gaps, tt[j]-tt[j-1])
+				if g := tt[j] - tt[j-1]; g != 0 {
+					r.Gaps = append(r.Gaps, g)
+				}
 			}
 		}
 		b.Requests = append(b.Requests, r)
@@ -146,7 +150,7 @@ func readInferencePerfSummary(name string, data []byte) ([]*Run, error) {
 		return nil, jsonread.FieldError(err, "lifecycle metrics")
 	}
 	b := &Run{Tool: "inference-perf", Format: "inference-perf lifecycle metrics (summary)", Method: "linear", Summary: map[string]float64{}}
-	for theirs, ours := range map[string]string{"time_to_first_token": "ttft", "time_per_output_token": "tpot", "inter_token_latency": "itl"} {
+	for theirs, ours := range map[string]string{"time_to_first_token": "ttft", "time_per_output_token": "tpot"} {
 		d := doc.Successes.Latency[theirs]
 		if d == nil {
 			continue
@@ -180,6 +184,7 @@ func readInferencePerfSummary(name string, data []byte) ([]*Run, error) {
 		b.Throughput = n.V / b.Duration
 	}
 	b.note("bench.ip.tpot", "inference-perf's time_per_output_token is (last token − first token) / (output − 1): servelab's tpot")
+	b.cannot("bench.ip.itl", "inference-perf's inter_token_latency: it gives every token of a chunk the chunk's arrival (gaps of 0 inside a chunk), neither servelab's itl per chunk nor its itl_token, so it is not compared")
 	b.cannot("bench.ip.aggregate", "per-request data: this is the aggregate; the requests are in per_request_lifecycle_metrics.json (report.request_lifecycle.per_request)")
 	return []*Run{b}, nil
 }

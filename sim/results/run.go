@@ -42,6 +42,12 @@ type Run struct {
 	Duration    float64 // seconds the run took, when known
 	Throughput  float64 // completed requests per second as the file states it (summary-only files), else 0
 	Requests    []Request
+	// Probe is what the run's probe requests measured, kept apart from
+	// Requests (nil: the file has none).
+	Probe *Probe
+	// Speculation is what speculative decoding achieved over the run, as
+	// the file states it (nil: it states nothing).
+	Speculation *Speculation
 	// Trace says the file is a request trace (Mooncake's): it records
 	// arrivals and lengths, no latencies, so Figures gives none.
 	Trace bool
@@ -61,6 +67,25 @@ type Run struct {
 	// arguments, one for each line and in the same order, for a page that
 	// shows them in its own language.
 	CannotNotes, NoteNotes []sim.Note
+}
+
+// Probe is the outcome of a benchmark's probe requests: light requests
+// sent at a low rate beside the load to time what one more request meets
+// (vLLM's --probe-request-rate). Times are seconds.
+type Probe struct {
+	Completed, Failed int
+	E2EP50, E2EP99    float64 // the probes' end-to-end latency percentiles
+	E2EMax            float64
+}
+
+// Speculation is a run's speculative decoding as the server's counters
+// give it over the run.
+type Speculation struct {
+	AcceptRate   float64 // share of drafted tokens accepted, 0..1
+	AcceptLength float64 // tokens emitted per target-model pass (1 + accepted per draft)
+	Drafts       int     // draft passes
+	DraftTokens  int     // tokens drafted
+	Accepted     int     // drafted tokens accepted
 }
 
 // note adds to Notes what was normalised or assumed (key: see Note).
