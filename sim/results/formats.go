@@ -36,6 +36,9 @@ type Format struct {
 	// the top-level keys of its object, of its first line or of its list's
 	// first entry (SGLang's "details" lifted beside the others).
 	Detect func(shape Shape, keys map[string]json.RawMessage) bool
+	// Trace says the format is a request trace (arrivals and lengths, no
+	// measured times): a front end may take it as a workload.
+	Trace bool
 
 	// How the format is read: by one of read, lines or list (whole and in
 	// slices alike), or not at all (refuse says why).
@@ -98,7 +101,7 @@ var Formats = []Format{
 	{Name: "inference-perf-summary", Tool: "inference-perf", Detect: objectWithAll("successes", "load_summary"),
 		read: readInferencePerfSummary},
 	// A request trace, not a benchmark's result: arrivals and lengths.
-	{Name: "mooncake", Tool: "mooncake", Detect: mooncakeDetect,
+	{Name: "mooncake", Tool: "mooncake", Detect: mooncakeDetect, Trace: true,
 		lines: newMooncakeLines},
 }
 

@@ -21,6 +21,14 @@ type BlockHashes []int64
 // a request of input_length tokens has ceil(input_length / 512) ids.
 const MooncakeBlockTokens = 512
 
+// isMooncake reports whether a trace record is Mooncake's, whose
+// timestamp counts milliseconds: it has hash_ids, or Mooncake's three
+// names (timestamp, input_length, output_length) exactly.
+func isMooncake(m map[string]json.RawMessage) bool {
+	_, blocks := m["hash_ids"]
+	return blocks || hasAll(m, "timestamp", "input_length", "output_length")
+}
+
 // mooncakeDetect: JSON Lines (or a one-line object) with a timestamp and
 // both lengths, as Mooncake names them.
 func mooncakeDetect(s Shape, m map[string]json.RawMessage) bool {
@@ -28,14 +36,14 @@ func mooncakeDetect(s Shape, m map[string]json.RawMessage) bool {
 }
 
 // mooncakeLines reads a Mooncake trace a line at a time with the trace
-// reader ReadTrace uses (timestamps in milliseconds, as Mooncake writes them).
+// reader ReadTrace uses (which reads its timestamps as milliseconds).
 type mooncakeLines struct {
 	tr *traceReader
 	n  int // lines read so far
 }
 
 func newMooncakeLines() lineReader {
-	return &mooncakeLines{tr: &traceReader{name: "mooncake trace", unit: 1e-3}}
+	return &mooncakeLines{tr: &traceReader{name: "mooncake trace"}}
 }
 
 func (l *mooncakeLines) line(raw []byte) error {

@@ -32,8 +32,8 @@ import (
 //	id:       id, request_id (optional; else the record's position in the file, from 0)
 //
 // Other columns are ignored. Arrivals are seconds (or milliseconds for the
-// _ms names, and for "timestamp" in Mooncake's JSONL traces, which carry
-// hash_ids; ReadTrace's unit sets it outright), or date-times such as
+// _ms names, and for "timestamp" in Mooncake's JSONL traces, told by
+// isMooncake; ReadTrace's unit sets it outright), or date-times such as
 // "2023-11-16 18:15:46.6805900" or RFC 3339, which are taken relative to
 // the earliest one. Requests need not be in arrival order: ReadTrace sorts
 // them by arrival, keeping file order among equal times. In CSV, lines
@@ -469,9 +469,8 @@ func (tr *traceReader) jsonLine(line int, text []byte) error {
 			return err
 		}
 		tr.bound = true
-		// Mooncake's traces (timestamp, input_length, output_length,
-		// hash_ids) count a plain "timestamp" in milliseconds.
-		if _, mooncake := obj["hash_ids"]; mooncake && tr.unit == 0 && normalizeColumn(tr.cols[fArrival]) == normalizeColumn("timestamp") {
+		// Mooncake's traces count a plain "timestamp" in milliseconds.
+		if isMooncake(obj) && tr.unit == 0 && normalizeColumn(tr.cols[fArrival]) == normalizeColumn("timestamp") {
 			tr.scale = 1e-3
 		}
 	}
