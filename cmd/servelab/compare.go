@@ -190,14 +190,27 @@ func benchTable(w io.Writer, runs []*results.Run, simulated map[string]float64) 
 			}
 		}
 	}
-	fmt.Fprintln(w, "Benchmark runs, computed from each file's requests (the file's own figure in brackets), ms")
-	table(w, headers, rows)
-	for _, r := range runs {
+	if len(rows) > 0 { // request traces alone have no figures
+		fmt.Fprintln(w, "Benchmark runs, computed from each file's requests (the file's own figure in brackets), ms")
+		table(w, headers, rows)
+		fmt.Fprintln(w)
+	}
+	for i, r := range runs {
 		failed := ""
 		if n := r.Failed(); n > 0 {
 			failed = fmt.Sprintf(" (%d failed, left out of the figures)", n)
 		}
-		fmt.Fprintf(w, "\n%s: %s, %d requests%s%s\n", r.Label, r.Format, len(r.Requests), failed, load(r))
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s: %s, %d requests%s%s\n", r.Label, r.Format, len(r.Requests), failed, load(r))
+		if r.Trace {
+			fmt.Fprintf(w, "  trace: arrivals at %.3g req/s", r.AchievedRate())
+			if r.BlockTokens > 0 {
+				fmt.Fprintf(w, "; %.1f%% of its %d-token prompt blocks repeat an earlier request's (an unbounded prefix cache's hits)", 100*r.BlockShare(), r.BlockTokens)
+			}
+			fmt.Fprintln(w)
+		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}

@@ -36,6 +36,9 @@ type Format struct {
 	// the top-level keys of its object, of its first line or of its list's
 	// first entry (SGLang's "details" lifted beside the others).
 	Detect func(shape Shape, keys map[string]json.RawMessage) bool
+	// Trace says the format is a request trace (arrivals and lengths, no
+	// measured times): a front end may take it as a workload.
+	Trace bool
 
 	// How the format is read: by one of read, lines or list (whole and in
 	// slices alike), or not at all (refuse says why).
@@ -93,6 +96,13 @@ var Formats = []Format{
 		refuse: sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")},
 	{Name: "llmperf", Tool: "llmperf", Detect: listWith("ttft_s"),
 		list: newLLMPerfList},
+	{Name: "inference-perf", Tool: "inference-perf", Detect: listWithAll("start_time", "end_time", "info"),
+		list: newInferencePerfList},
+	{Name: "inference-perf-summary", Tool: "inference-perf", Detect: objectWithAll("successes", "load_summary"),
+		read: readInferencePerfSummary},
+	// A request trace, not a benchmark's result: arrivals and lengths.
+	{Name: "mooncake", Tool: "mooncake", Detect: mooncakeDetect, Trace: true,
+		lines: newMooncakeLines},
 }
 
 // objectWith detects a one-object file with any of keys.
@@ -105,18 +115,20 @@ func listWith(keys ...string) func(Shape, map[string]json.RawMessage) bool {
 	return func(s Shape, m map[string]json.RawMessage) bool { return s == List && hasAny(m, keys) }
 }
 
+// listWithAll detects a list whose first entry has all of keys.
+func listWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
+	return func(s Shape, m map[string]json.RawMessage) bool { return s == List && hasAll(m, keys...) }
+}
+
+// objectWithAll detects a one-object file with all of keys.
+func objectWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
+	return func(s Shape, m map[string]json.RawMessage) bool { return s == Object && hasAll(m, keys...) }
+}
+
 // objectOrLinesWithAll detects an object, or JSON Lines' first line, with all of keys.
 func objectOrLinesWithAll(keys ...string) func(Shape, map[string]json.RawMessage) bool {
 	return func(s Shape, m map[string]json.RawMessage) bool {
-		if s == List {
-			return false
-		}
-		for _, k := range keys {
-			if _, ok := m[k]; !ok {
-				return false
-			}
-		}
-		return true
+		return s != List && hasAll(m, keys...)
 	}
 }
 
@@ -130,6 +142,16 @@ func sglangDetect(s Shape, m map[string]json.RawMessage) bool {
 		return hasAny(m, []string{"itls"}) && hasAny(m, []string{"server_info", "median_e2e_latency_ms", "accept_length", "details"})
 	}
 	return false
+}
+
+// hasAll reports whether m has every one of keys.
+func hasAll(m map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func hasAny(m map[string]json.RawMessage, keys []string) bool {
@@ -198,7 +220,7 @@ func detectList(n int, arr []map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(List, arr[0]); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s (formats tried: %s); llmperf's *_individual_responses.json has ttft_s", keyList(arr[0]), Tried())
+	return nil, sim.Refuse("bench.err.list", "a JSON list whose first entry has keys %s (formats tried: %s); llmperf's *_individual_responses.json has ttft_s, inference-perf's per_request_lifecycle_metrics.json start_time, end_time and info", keyList(arr[0]), Tried())
 }
 
 // detectLines tells JSON Lines by the keys of the first line.
@@ -206,7 +228,7 @@ func detectLines(first map[string]json.RawMessage) (*Format, error) {
 	if f, ok, err := find(Lines, first); ok {
 		return f, err
 	}
-	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s (formats tried: %s): not AIPerf's (metadata, metrics) nor SGLang's (itls)", keyList(first), Tried())
+	return nil, sim.Refuse("bench.err.lines", "JSON Lines whose first line has keys %s (formats tried: %s): not AIPerf's (metadata, metrics), SGLang's (itls) nor a Mooncake trace's (timestamp, input_length, output_length)", keyList(first), Tried())
 }
 
 // Tried names the rows of [Formats] in the order Detect tries them, for

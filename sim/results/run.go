@@ -25,12 +25,15 @@ type Request struct {
 	Gaps    []float64 // seconds between successive content chunks (one per chunk after the first), when the file keeps them
 	MeanITL float64   // the tool's own per-request mean gap between tokens, when the file keeps only that
 	Error   string    // why it failed; "" when it succeeded
+	// Blocks are the request's prompt as prefix-cache blocks, where the
+	// file gives them (a Mooncake trace's hash_ids); nil otherwise.
+	Blocks BlockHashes
 }
 
 // Run is one run of a benchmark tool: its requests, the load it offered
 // and the figures the file itself states.
 type Run struct {
-	Tool        string  // "vllm", "guidellm", "aiperf", "genai-perf", "sglang" or "llmperf"
+	Tool        string  // "vllm", "guidellm", "aiperf", "genai-perf", "sglang", "llmperf", "inference-perf" or "mooncake" (a trace)
 	Format      string  // which of the tool's files it came from, in words
 	Label       string  // a name for tables
 	Model       string  // model benchmarked, when the file says
@@ -39,6 +42,18 @@ type Run struct {
 	Duration    float64 // seconds the run took, when known
 	Throughput  float64 // completed requests per second as the file states it (summary-only files), else 0
 	Requests    []Request
+	// Probe is what the run's probe requests measured, kept apart from
+	// Requests (nil: the file has none).
+	Probe *Probe
+	// Speculation is what speculative decoding achieved over the run, as
+	// the file states it (nil: it states nothing).
+	Speculation *Speculation
+	// Trace says the file is a request trace (Mooncake's): it records
+	// arrivals and lengths, no latencies, so Figures gives none.
+	Trace bool
+	// BlockTokens is the tokens of one of the requests' Blocks (0: the
+	// file gives no blocks).
+	BlockTokens int
 	// Summary is the file's own figures in seconds, keyed as Figures keys
 	// them, holding only the keys whose definition matches ours.
 	Summary map[string]float64
@@ -52,6 +67,25 @@ type Run struct {
 	// arguments, one for each line and in the same order, for a page that
 	// shows them in its own language.
 	CannotNotes, NoteNotes []sim.Note
+}
+
+// Probe is the outcome of a benchmark's probe requests: light requests
+// sent at a low rate beside the load to time what one more request meets
+// (vLLM's --probe-request-rate). Times are seconds.
+type Probe struct {
+	Completed, Failed int
+	E2EP50, E2EP99    float64 // the probes' end-to-end latency percentiles
+	E2EMax            float64
+}
+
+// Speculation is a run's speculative decoding as the server's counters
+// give it over the run.
+type Speculation struct {
+	AcceptRate   float64 // share of drafted tokens accepted, 0..1
+	AcceptLength float64 // tokens emitted per target-model pass (1 + accepted per draft)
+	Drafts       int     // draft passes
+	DraftTokens  int     // tokens drafted
+	Accepted     int     // drafted tokens accepted
 }
 
 // note adds to Notes what was normalised or assumed (key: see Note).
@@ -76,11 +110,14 @@ var FigureNames = []string{"ttft", "tpot", "itl", "itl_token", "e2e"}
 
 // Figures computes the run's figures from its successful requests, taking
 // percentiles as the tool does (Method); a figure the file cannot give is
-// absent. tick, when not nil, is called (with the fraction done) every few
+// absent, and a request trace (Trace) gives none. tick, when not nil, is called (with the fraction done) every few
 // hundred thousand values sorted, and an error from it stops the work and
 // is returned; with a nil tick Figures never fails. The figures do not
 // depend on tick.
 func (b *Run) Figures(tick Tick) (map[string]float64, error) {
+	if b.Trace {
+		return map[string]float64{}, nil // a trace measured nothing
+	}
 	var ttft, tpot, itl, e2e []float64
 	var tok []weighted
 	nGaps := 0
@@ -321,7 +358,8 @@ func (b *Run) MeanLengths() (prompt, output float64) {
 
 // Companion names the file the tool writes beside a per-request file with
 // its own figures — AIPerf's profile_export_aiperf.json, GenAI-Perf's
-// profile_export_genai_perf.json, llmperf's *_summary.json — given the
+// profile_export_genai_perf.json, llmperf's *_summary.json,
+// inference-perf's summary_lifecycle_metrics.json — given the
 // per-request file's path; "" when the tool writes none. (Reading it is the
 // caller's: sim does no I/O.)
 func (b *Run) Companion(path string) string {
@@ -345,6 +383,10 @@ func (b *Run) Companion(path string) string {
 	case "genai-perf":
 		if p, ok := strings.CutSuffix(base, ".json"); ok && !strings.HasSuffix(p, "_genai_perf") {
 			return dir + p + "_genai_perf.json"
+		}
+	case "inference-perf":
+		if base == "per_request_lifecycle_metrics.json" {
+			return dir + "summary_lifecycle_metrics.json"
 		}
 	}
 	return ""

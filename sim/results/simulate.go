@@ -15,8 +15,11 @@ type Workload struct {
 	// Kind is "replay" (the file's start times), "poisson" (its rate),
 	// "burst" (all sent at once) or "closed" (Concurrency requests kept in
 	// flight, the next sent when one ends).
-	Kind        string
-	Requests    []sim.Request // the file's lengths in its order; arrivals except for "closed"
+	Kind     string
+	Requests []sim.Request // the file's lengths in its order; arrivals except for "closed"
+	// Blocks are each request's prefix blocks, index for index with
+	// Requests (nil when the file gives none: only traces with hash_ids do).
+	Blocks      []BlockHashes
 	Concurrency int
 	Notes       []string
 }
@@ -42,7 +45,11 @@ func (b *Run) Workload(prompt, output int, seed uint64) (Workload, error) {
 			q.Output, guessedO = output, guessedO+1
 		}
 		w.Requests = append(w.Requests, q)
+		w.Blocks = append(w.Blocks, r.Blocks)
 		starts = append(starts, r.Start)
+	}
+	if b.BlockTokens == 0 {
+		w.Blocks = nil
 	}
 	if len(w.Requests) == 0 {
 		// A summary-only file: its mean lengths, as many requests as it says or 100.

@@ -32,8 +32,8 @@ import (
 //	id:       id, request_id (optional; else the record's position in the file, from 0)
 //
 // Other columns are ignored. Arrivals are seconds (or milliseconds for the
-// _ms names, and for "timestamp" in Mooncake's JSONL traces, which carry
-// hash_ids; ReadTrace's unit sets it outright), or date-times such as
+// _ms names, and for "timestamp" in Mooncake's JSONL traces, told by
+// isMooncake; ReadTrace's unit sets it outright), or date-times such as
 // "2023-11-16 18:15:46.6805900" or RFC 3339, which are taken relative to
 // the earliest one. Requests need not be in arrival order: ReadTrace sorts
 // them by arrival, keeping file order among equal times. In CSV, lines
@@ -117,6 +117,8 @@ type traceReader struct {
 	hasID  bool
 	times  []time.Time // date-time arrivals, converted at the end
 	reqs   []sim.Request
+	blocks []BlockHashes // each request's hash_ids, where the trace has them (nil: it has none)
+	bound  bool          // the JSON Lines' field names are known (from the first object)
 	record int
 	tk     *ticker // ReadTrace's Tick, told of the bytes read
 	size   int     // bytes in the file
@@ -283,9 +285,26 @@ func (tr *traceReader) finish() ([]sim.Request, error) {
 			tr.reqs[i].Arrival = d
 		}
 	}
-	if err := sortTick(tr.reqs, func(a, b sim.Request) int { return cmp.Compare(a.Arrival, b.Arrival) }, tr.tk, 0.9); err != nil {
+	// Sort an index (stably), so the hash ids follow their requests.
+	order := make([]int, len(tr.reqs))
+	for i := range order {
+		order[i] = i
+	}
+	if err := sortTick(order, func(a, b int) int { return cmp.Compare(tr.reqs[a].Arrival, tr.reqs[b].Arrival) }, tr.tk, 0.9); err != nil {
 		return nil, err
 	}
+	reqs := make([]sim.Request, len(order))
+	var blocks []BlockHashes
+	if tr.blocks != nil {
+		blocks = make([]BlockHashes, len(order))
+	}
+	for i, j := range order {
+		reqs[i] = tr.reqs[j]
+		if blocks != nil {
+			blocks[i] = tr.blocks[j]
+		}
+	}
+	tr.reqs, tr.blocks = reqs, blocks
 	return tr.reqs, nil
 }
 
@@ -300,30 +319,42 @@ func (tr *traceReader) finish() ([]sim.Request, error) {
 // read, and an error from it stops the reading; the requests do not
 // depend on it.
 func ReadTrace(name string, data []byte, unit float64, tick Tick) ([]sim.Request, error) {
+	reqs, _, err := ReadTraceBlocks(name, data, unit, tick)
+	return reqs, err
+}
+
+// ReadTraceBlocks is [ReadTrace] that also returns each request's prefix
+// blocks (Mooncake's hash_ids), in the order of the requests it returns;
+// the blocks are nil when the trace has no hash_ids.
+func ReadTraceBlocks(name string, data []byte, unit float64, tick Tick) ([]sim.Request, []BlockHashes, error) {
 	if !(unit >= 0) || math.IsInf(unit, 0) {
-		return nil, fmt.Errorf("%s: arrival unit must be 0 (by column name) or a positive number of seconds, got %g", name, unit)
+		return nil, nil, fmt.Errorf("%s: arrival unit must be 0 (by column name) or a positive number of seconds, got %g", name, unit)
 	}
 	tk := &ticker{f: tick}
 	if len(data) > MaxTraceBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
+		return nil, nil, fmt.Errorf("%s: larger than %d MiB", name, MaxTraceBytes>>20)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	tr := &traceReader{name: name, unit: unit, tk: tk, size: len(data)}
 	var err error
 	switch first := bytes.TrimLeft(data, " \t\r\n"); {
 	case len(first) == 0:
-		return nil, fmt.Errorf("%s: empty trace", name)
+		return nil, nil, fmt.Errorf("%s: empty trace", name)
 	case first[0] == '{':
 		err = tr.readJSONL(data)
 	case first[0] == '[':
-		return nil, fmt.Errorf("%s: a JSON array; write one JSON object per line (JSON Lines) or CSV with a header", name)
+		return nil, nil, fmt.Errorf("%s: a JSON array; write one JSON object per line (JSON Lines) or CSV with a header", name)
 	default:
 		err = tr.readCSV(data)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tr.finish()
+	reqs, err := tr.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	return reqs, tr.blocks, nil
 }
 
 func (tr *traceReader) readCSV(data []byte) error {
@@ -397,55 +428,13 @@ func (tr *traceReader) readJSONL(data []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxTraceLine)
 	line := 0
-	bound := false
 	for sc.Scan() {
 		line++
 		tr.read += len(sc.Bytes()) + 1
 		if err := tr.tk.add(len(sc.Bytes())+1, 0.9*float64(tr.read)/float64(max(1, tr.size))); err != nil {
 			return err
 		}
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(text, &obj); err != nil {
-			return tr.errorf(line, "not a JSON object: %v", err)
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // map order is random; errors must not be
-		if !bound {
-			// The first object's keys name the fields; later lines must use the same names.
-			if _, err := tr.bind(keys, line, "key"); err != nil {
-				return err
-			}
-			bound = true
-			// Mooncake's traces (timestamp, input_length, output_length,
-			// hash_ids) count a plain "timestamp" in milliseconds.
-			if _, mooncake := obj["hash_ids"]; mooncake && tr.unit == 0 && normalizeColumn(tr.cols[fArrival]) == normalizeColumn("timestamp") {
-				tr.scale = 1e-3
-			}
-		}
-		var vals [nFields]string
-		var present [nFields]bool
-		for f := range nFields {
-			if f == fID && !tr.hasID {
-				continue
-			}
-			raw, ok := obj[tr.cols[f]]
-			if !ok {
-				continue
-			}
-			v, err := jsonScalar(raw)
-			if err != nil {
-				return tr.errorf(line, "%s %s", tr.cols[f], err)
-			}
-			vals[f], present[f] = v, true
-		}
-		if err := tr.add(line, vals, present); err != nil {
+		if err := tr.jsonLine(line, sc.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -454,6 +443,78 @@ func (tr *traceReader) readJSONL(data []byte) error {
 			return tr.errorf(line+1, "longer than %d MiB", maxTraceLine>>20)
 		}
 		return fmt.Errorf("%s: %w", tr.name, err)
+	}
+	return nil
+}
+
+// jsonLine reads one line of a JSON Lines trace (a blank line is skipped):
+// the first object's keys name the fields, and later lines must use the
+// same names.
+func (tr *traceReader) jsonLine(line int, text []byte) error {
+	text = bytes.TrimSpace(text)
+	if len(text) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(text, &obj); err != nil {
+		return tr.errorf(line, "not a JSON object: %v", err)
+	}
+	if !tr.bound {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // map order is random; errors must not be
+		if _, err := tr.bind(keys, line, "key"); err != nil {
+			return err
+		}
+		tr.bound = true
+		// Mooncake's traces count a plain "timestamp" in milliseconds.
+		if isMooncake(obj) && tr.unit == 0 && normalizeColumn(tr.cols[fArrival]) == normalizeColumn("timestamp") {
+			tr.scale = 1e-3
+		}
+	}
+	var vals [nFields]string
+	var present [nFields]bool
+	for f := range nFields {
+		if f == fID && !tr.hasID {
+			continue
+		}
+		raw, ok := obj[tr.cols[f]]
+		if !ok {
+			continue
+		}
+		v, err := jsonScalar(raw)
+		if err != nil {
+			return tr.errorf(line, "%s %s", tr.cols[f], err)
+		}
+		vals[f], present[f] = v, true
+	}
+	if err := tr.add(line, vals, present); err != nil {
+		return err
+	}
+	return tr.hashIDs(line, obj["hash_ids"])
+}
+
+// hashIDs keeps a record's hash_ids (a list of non-negative integers, or
+// absent) beside its request, once any record of the trace has them.
+func (tr *traceReader) hashIDs(line int, raw json.RawMessage) error {
+	var ids BlockHashes
+	if raw != nil && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			return tr.errorf(line, "hash_ids %s is not a list of integers", clipQuote(string(raw)))
+		}
+		for _, id := range ids {
+			if id < 0 {
+				return tr.errorf(line, "hash_ids holds %d: block ids are not negative", id)
+			}
+		}
+		if tr.blocks == nil {
+			tr.blocks = make([]BlockHashes, len(tr.reqs)-1, cap(tr.reqs))
+		}
+	}
+	if tr.blocks != nil {
+		tr.blocks = append(tr.blocks, ids)
 	}
 	return nil
 }

@@ -37,7 +37,60 @@ func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*Run, error) {
 	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"} {
 		msKeys(obj, theirs, ours, b.Summary)
 	}
+	vllmProbe(obj, b)
+	vllmSpeculation(obj, b)
 	return b, nil
+}
+
+// vllmNum is the finite number obj holds at key (false: absent, null or not one).
+func vllmNum(obj map[string]json.RawMessage, key string) (float64, bool) {
+	var f flexNum
+	v, ok := obj[key]
+	if !ok || json.Unmarshal(v, &f) != nil || !f.OK || !finite(f.V) {
+		return 0, false
+	}
+	return f.V, true
+}
+
+// vllmProbe reads the probe requests' keys (--probe-request-rate):
+// probe_completed, probe_failed, probe_{median,p99,max}_e2el_ms.
+func vllmProbe(obj map[string]json.RawMessage, b *Run) {
+	done, ok := vllmNum(obj, "probe_completed")
+	if !ok {
+		return
+	}
+	p := &Probe{Completed: int(done)}
+	if v, ok := vllmNum(obj, "probe_failed"); ok {
+		p.Failed = int(v)
+	}
+	p.E2EP50, _ = vllmNum(obj, "probe_median_e2el_ms")
+	p.E2EP99, _ = vllmNum(obj, "probe_p99_e2el_ms")
+	p.E2EMax, _ = vllmNum(obj, "probe_max_e2el_ms")
+	p.E2EP50, p.E2EP99, p.E2EMax = p.E2EP50/1000, p.E2EP99/1000, p.E2EMax/1000
+	b.Probe = p
+	b.note("bench.vllm.probe", "probe requests (apart from the %d requests): %d completed, %d failed, e2e median %.2f ms, p99 %.2f ms",
+		len(b.Requests), p.Completed, p.Failed, p.E2EP50*1000, p.E2EP99*1000)
+}
+
+// vllmSpeculation reads spec_decode_acceptance_rate (a percentage),
+// _acceptance_length, _num_drafts, _draft_tokens and _accepted_tokens.
+func vllmSpeculation(obj map[string]json.RawMessage, b *Run) {
+	rate, ok := vllmNum(obj, "spec_decode_acceptance_rate")
+	if !ok {
+		return
+	}
+	s := &Speculation{AcceptRate: rate / 100}
+	s.AcceptLength, _ = vllmNum(obj, "spec_decode_acceptance_length")
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"spec_decode_num_drafts", &s.Drafts}, {"spec_decode_draft_tokens", &s.DraftTokens}, {"spec_decode_accepted_tokens", &s.Accepted}} {
+		if v, ok := vllmNum(obj, f.key); ok {
+			*f.dst = int(v)
+		}
+	}
+	b.Speculation = s
+	b.note("bench.vllm.spec", "speculative decoding: %.1f%% of drafted tokens accepted, %.2f tokens a target-model pass", rate, s.AcceptLength)
 }
 
 // perRequestArrays reads the keys vLLM and SGLang share: model_id, duration,
@@ -93,6 +146,7 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) erro
 		b.Duration = dur.V
 	}
 	b.Requests = make([]Request, n)
+	noToken := 0
 	for i := range b.Requests {
 		r := &b.Requests[i]
 		if err := pre.ticker().add(1+len(itls[i]), 1); err != nil {
@@ -111,6 +165,10 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) erro
 		if i < len(errs) {
 			r.Error = errs[i]
 		}
+		if r.Error == "" && i < len(ttfts) && r.TTFT == 0 && len(r.Gaps) == 0 && r.Output == 0 {
+			// vLLM writes a failed request as ttft 0 and no output; its error may be empty.
+			r.Error, noToken = "no token arrived (ttft 0, no output)", noToken+1
+		}
 		if i < len(starts) {
 			r.Start = starts[i]
 		}
@@ -128,6 +186,9 @@ func perRequestArrays(obj map[string]json.RawMessage, pre *preRead, b *Run) erro
 		return err
 	}
 	rebase(b.Requests)
+	if noToken > 0 {
+		b.note("bench.vllm.notoken", "%d requests with an empty error, ttft 0 and no output are counted as failed", noToken)
+	}
 	if len(e2els) == 0 {
 		b.note("bench.vllm.e2e", "e2e latency taken as TTFT plus the chunk gaps (the file keeps no latencies)")
 	}

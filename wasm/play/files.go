@@ -78,10 +78,14 @@ func (ss *Session) ModelNames() []string {
 }
 
 // IsTrace reports whether a file should be read as a request trace: a
-// CSV, or JSON Lines whose first line has an arrival time and lengths.
+// CSV, a file the format table names a trace (a Mooncake trace, whatever
+// its name), or JSON Lines whose first line has an arrival time and lengths.
 func IsTrace(name string, data []byte) bool {
 	lower := strings.ToLower(name)
 	if strings.HasSuffix(lower, ".csv") {
+		return true
+	}
+	if f, _ := results.Detect(data); f != nil && f.Trace {
 		return true
 	}
 	if !strings.HasSuffix(lower, ".jsonl") {
