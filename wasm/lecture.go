@@ -23,7 +23,9 @@ type lecture struct {
 	jobs  []lect.Job
 	split bool // demo 3's split jobs were queued
 	lab   *play.LabPair
-	labU  *play.SimRun  // the lab's unchunked run, made a frame before the chunked one
+	study *play.StudyTable // a study chapter's table being filled (complete when done)
+	lastS *play.StudyTable // the last complete one, shown while study fills
+	labU  *play.SimRun     // the lab's unchunked run, made a frame before the chunked one
 	over  *play.Overlay // the lab's unchunked gaps, for the canvas
 	err   string
 	t0    time.Time
@@ -59,6 +61,7 @@ type lectureView struct {
 	index    int
 	res      *lect.Interference
 	lab      *play.LabPair
+	study    *play.StudyTable
 	done     bool
 	err      string
 	tookMs   float64
@@ -72,8 +75,24 @@ func (l *lecture) view() *lectureView {
 	if !l.done {
 		res = l.last // the previous table stays up (marked) until the new one is complete
 	}
-	return &lectureView{ch: l.ch, index: l.index, res: res, lab: l.lab, done: l.done, err: l.err, tookMs: l.tookMs,
+	st := l.study
+	if !l.done {
+		st = l.lastS
+	}
+	return &lectureView{ch: l.ch, index: l.index, res: res, lab: l.lab, study: st, done: l.done, err: l.err, tookMs: l.tookMs,
 		picked: l.picked, right: l.right, revealed: l.revealed}
+}
+
+// hasTable reports whether the view has a table to show (a previous one
+// while the next is computed).
+func (l *lectureView) hasTable() bool {
+	switch {
+	case l.ch.Study != nil:
+		return l.study != nil
+	case l.ch.Demo == 0:
+		return l.lab != nil
+	}
+	return l.res != nil
 }
 
 // owns reports whether key is one the chapter lets the student move
@@ -90,6 +109,9 @@ func (l *lecture) owns(key string) bool {
 // settingsChanged restarts the table when a setting it depends on moved.
 func (l *lecture) settingsChanged(s play.State) {
 	key := play.LectureKey(s)
+	if l.ch.Study != nil {
+		key = l.ch.Study.Key(s)
+	}
 	if key == l.key {
 		return
 	}
@@ -97,6 +119,10 @@ func (l *lecture) settingsChanged(s play.State) {
 	l.key, l.t0, l.done, l.err, l.split, l.labU = key, time.Now(), false, "", false, nil
 	l.right, l.revealed = 0, nil // the prediction stays; its reveal follows the new table
 	l.jobs = nil
+	if l.ch.Study != nil {
+		l.study = l.ch.Study.NewTable(s) // tick runs its rows
+		return
+	}
 	if l.ch.Demo == 0 {
 		return // the lab: tick runs the pair
 	}
@@ -142,6 +168,9 @@ func (l *lecture) run(j lect.Job, frame time.Time) error {
 func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 	if l.done {
 		return false
+	}
+	if l.ch.Study != nil {
+		return l.tickStudy(frame)
 	}
 	if l.ch.Demo == 0 {
 		return l.tickLab(s, main, frame)
@@ -196,10 +225,31 @@ func (l *lecture) tickLab(s play.State, main *play.SimRun, frame time.Time) bool
 	}
 }
 
+// tickStudy runs a study's rows, each a whole run, while they fit in the
+// frame (one at least).
+func (l *lecture) tickStudy(frame time.Time) bool {
+	t := l.study
+	for t != nil && !t.Complete() && l.fits("study", frame) {
+		t0 := time.Now()
+		t.Next()
+		l.took["study"], l.worked = time.Since(t0), frame
+	}
+	if t == nil || !t.Complete() {
+		return false
+	}
+	if t.Err != nil {
+		l.err = t.Err.Error()
+	}
+	return l.finish()
+}
+
 func (l *lecture) finish() bool {
 	l.done = true
 	if l.err == "" {
 		l.last = l.res
+		if l.study != nil {
+			l.lastS = l.study
+		}
 	}
 	l.gen++
 	l.tookMs = float64(time.Since(l.t0).Microseconds()) / 1e3
@@ -303,7 +353,7 @@ func (a *App) answer(opt int) {
 // prediction to be set against.
 func (a *App) reveal() {
 	l := a.lec
-	right, vals, err := play.Reveal(l.ch, a.s.state, l.res, l.cache)
+	right, vals, err := play.Reveal(l.ch, a.s.state, play.Tables{Res: l.res, Lab: l.lab, Study: l.study}, l.cache)
 	if err != nil {
 		l.err = err.Error()
 	}

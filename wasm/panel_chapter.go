@@ -151,7 +151,7 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		el.Get("classList").Call("toggle", "awaiting", l.picked == 0 && !u.embed)
 	}
 	p.setText("ch-wait", u.tr("ch.predictfirst"))
-	if stale && (l.ch.Demo == 0 && l.lab == nil || l.ch.Demo != 0 && l.res == nil) {
+	if stale && !l.hasTable() {
 		p.setHTML("ch-table", `<p class="small">`+esc(u.tr("ch.computing"))+`</p>`)
 		p.setHTML("ch-figure", "")
 		p.setHTML("ch-narrative", "")
@@ -171,6 +171,8 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 		table, fig = demo4HTML(u, l.res, vals)
 	case "lab":
 		table, fig = labHTML(u, l.lab, vals)
+	case "study":
+		table, fig = studyHTML(u, l.ch, l.study, vals)
 	}
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
@@ -220,14 +222,14 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 // tasksHTML is the chapter's closing tasks, each checked against the
 // table shown: shown once the student has predicted (they end the chapter).
 func tasksHTML(u *uiState, l *lectureView) string {
-	tasks := play.Tasks[l.ch.ID]
+	tasks := l.ch.Tasks
 	if l.picked == 0 || len(tasks) == 0 {
 		return ""
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<h3>%s</h3><ul class="tasks">`, html.EscapeString(u.tr("ch.tasks")))
 	for i, t := range tasks {
-		c := t.Check(*u.st, l.res, l.lab)
+		c := t.Check(*u.st, play.Tables{Res: l.res, Lab: l.lab, Study: l.study})
 		cls, mark, state := "open", "○", u.tr("ch.task.open")
 		if c.Done {
 			cls, mark, state = "done", "✓", u.tr("ch.task.done")

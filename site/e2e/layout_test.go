@@ -265,7 +265,7 @@ func tapCanvas(t testing.TB, ctx context.Context) {
 	for _, typ := range []input.DispatchTouchEventType{input.DispatchTouchEventTypeTouchStart, input.DispatchTouchEventTypeTouchEnd} {
 		pts := []*input.TouchPoint{}
 		if typ == input.DispatchTouchEventTypeTouchStart {
-			pts = append(pts, &input.TouchPoint{X: r["x"] + 92 + (r["w"]-104)*0.4, Y: r["y"] + 40})
+			pts = append(pts, &input.TouchPoint{X: r["x"] + 92 + (r["w"]-104)*0.4, Y: r["y"] + 56})
 		}
 		if _, err := chromedp.Call(ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: typ, TouchPoints: pts}); err != nil {
 			t.Fatal(err)

@@ -176,8 +176,8 @@ func TestTouchTapSelectsAndDragPans(t *testing.T) {
 	}
 	open(t, ctx, serve(t)+"?preset=demo2&t0=1&span=1")
 	r := eval[map[string]float64](t, ctx, `(() => { const r = document.getElementById("view").getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width}; })()`)
-	// The first GPU row starts 28 CSS px down; the plot 92 px in.
-	x, y := r["x"]+92+(r["w"]-104)*0.4, r["y"]+40
+	// The first GPU row starts 42 CSS px down (under the legend and the time axis), at least 28 tall; the plot 92 px in.
+	x, y := r["x"]+92+(r["w"]-104)*0.4, r["y"]+56
 	touch := func(typ input.DispatchTouchEventType, pts ...*input.TouchPoint) {
 		t.Helper()
 		if pts == nil {

@@ -26,20 +26,28 @@ type Chapter struct {
 	// Terms are the glossary's terms the chapter's texts use: each is
 	// defined (hover, tap, focus) where it first appears on the chapter's page.
 	Terms []string
+	// Study makes the chapter's table of whole runs (Layout "study"); nil
+	// for the lecture's chapters, whose tables are its demos.
+	Study *Study
+	// Tasks end the chapter (texts ch.ID.task1..); see Task.
+	Tasks []Task
+	// Order places a chapter declared in its own file (addChapter) after
+	// the lecture's (0).
+	Order int
 }
 
 // Chapters are the lecture's four demos and the lab, in order.
 var Chapters = []Chapter{
 	{ID: "demo1", Demo: 1, Preset: "demo1", Moves: []string{"batch", "ctx", "effc", "ovh"}, Layout: "step", Options: 3, Answer: 2,
-		Terms: []string{"prefill", "decode", "step", "batch"}},
+		Terms: []string{"prefill", "decode", "step", "batch"}, Tasks: []Task{taskDemo1}},
 	{ID: "demo2", Demo: 2, Preset: "demo2", Moves: []string{"prompt", "output", "effc"}, Layout: "curves", Options: 2, Answer: 1,
-		Terms: []string{"prefill", "decode", "p90", "tpot"}},
+		Terms: []string{"prefill", "decode", "p90", "tpot"}, Tasks: []Task{taskDemo2}},
 	{ID: "demo3", Demo: 3, Preset: "demo3", Moves: []string{"slottft", "slotpot", "output"}, Layout: "goodput", Options: 3, Answer: 3,
-		Terms: []string{"goodput", "slo", "ttft", "tpot"}},
+		Terms: []string{"goodput", "slo", "ttft", "tpot"}, Tasks: []Task{taskDemo3}},
 	{ID: "demo4", Demo: 4, Preset: "demo4", Moves: []string{"rate", "prompt"}, Layout: "budget", Options: 3, Answer: 3,
-		Terms: []string{"prefill", "decode", "ttft", "tpot"}},
+		Terms: []string{"prefill", "decode", "ttft", "tpot"}, Tasks: []Task{taskDemo4}},
 	{ID: "lab", Demo: 0, Preset: "lab-chunked", Moves: []string{"streams", "long", "budget"}, Layout: "lab", Options: 3, Answer: 1,
-		Terms: []string{"prefill", "worstgap"}},
+		Terms: []string{"prefill", "worstgap"}, Tasks: []Task{taskLab}},
 }
 
 // FoldCase is s with ASCII letters in lower case and every other byte as
@@ -449,7 +457,17 @@ func (c *LectureCache) Holds(r *SimRun) bool {
 // the student's settings: the option that is right (1-based) and the
 // numbers that say so (for the "ch.ID.reveal" text). The lab's runs come
 // through c when it holds them (nil: all simulated).
-func Reveal(ch Chapter, s State, res *lecture.Interference, c *LectureCache) (int, map[string]string, error) {
+func Reveal(ch Chapter, s State, t Tables, c *LectureCache) (int, map[string]string, error) {
+	if st := ch.Study; st != nil {
+		if t.Study == nil || !t.Study.Complete() {
+			return 0, nil, fmt.Errorf("the table is not complete")
+		}
+		if t.Study.Err != nil {
+			return 0, nil, t.Study.Err
+		}
+		return st.Answer(s, t.Study), st.Vals(s, t.Study), nil
+	}
+	res := t.Res
 	l, d, err := LectureOf(s)
 	if err != nil {
 		return 0, nil, err

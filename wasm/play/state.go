@@ -342,3 +342,15 @@ func roundPage(v float64) float64 {
 	}
 	return r
 }
+
+// Picked reports whether s already has the settings of q (a table row's
+// pick, "k=v&k2=v2"): applying them would change nothing.
+func (s State) Picked(q string) bool {
+	c := s.Clone()
+	for _, kv := range strings.Split(q, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			c.Set(k, v)
+		}
+	}
+	return c.Query() == s.Query()
+}

@@ -12,9 +12,17 @@ import (
 // the table the page shows. Its text is the catalogue key "ch.ID.taskN".
 type Task struct {
 	// Check reports whether the target is met at s, with the chapter's
-	// current table (res; the lab: lab), and what the settings give now,
-	// in numbers and units (the same in every language).
-	Check func(s State, res *lecture.Interference, lab *LabPair) TaskCheck
+	// current table, and what the settings give now, in numbers and units
+	// (the same in every language).
+	Check func(s State, t Tables) TaskCheck
+}
+
+// Tables are a chapter's tables as shown: the lecture's demos (Res), the
+// lab's two runs (Lab) or a study's runs (Study); nil until computed.
+type Tables struct {
+	Res   *lecture.Interference
+	Lab   *LabPair
+	Study *StudyTable
 }
 
 // TaskCheck is a task's state at the current settings.
@@ -23,23 +31,25 @@ type TaskCheck struct {
 	Now  string // what the settings give now ("1.94×", "48.35 ms"); "" when the table has nothing yet
 }
 
-// Tasks are each chapter's closing tasks, by chapter ID (keys ch.ID.task1..).
-// Every target is computed from the table, not written in: a test checks
-// that none is met at the chapter's preset and each can be met by moves.
-var Tasks = map[string][]Task{
+// The lecture's chapters' tasks. Every target is computed from the table,
+// not written in: a test checks that none is met at the chapter's preset
+// and each can be met by the chapter's moves.
+var (
 	// Demo 1: a larger batch makes the decode step itself longer (more KV
 	// to read), so the same prompt hides more of its compute under it.
-	"demo1": {{Check: func(s State, res *lecture.Interference, _ *LabPair) TaskCheck {
+	taskDemo1 = Task{Check: func(s State, t Tables) TaskCheck {
+		res := t.Res
 		for _, r := range demo1Rows(res) {
 			if r.Prompt == 512 {
 				return TaskCheck{Done: r.DecodeSlowdown <= 1.5, Now: fmt.Sprintf("%.2f×", r.DecodeSlowdown)}
 			}
 		}
 		return TaskCheck{}
-	}}},
+	}}
 	// Demo 2: the highest rate the colocated GPU holds P90 TPOT under
 	// 15 ms with 1024-token prompts; the student clicks that row.
-	"demo2": {{Check: func(s State, res *lecture.Interference, _ *LabPair) TaskCheck {
+	taskDemo2 = Task{Check: func(s State, t Tables) TaskCheck {
+		res := t.Res
 		if res == nil || len(res.Demo2) == 0 {
 			return TaskCheck{}
 		}
@@ -51,19 +61,21 @@ var Tasks = map[string][]Task{
 		}
 		now := fmt.Sprintf("%d tokens · %s req/s", s.Prompt, FormatNum(s.Rate))
 		return TaskCheck{Done: s.Prompt == 1024 && best > 0 && s.Rate == best, Now: now}
-	}}},
+	}}
 	// Demo 3: a stricter TPOT objective hurts the colocated GPU far more
 	// than a decode-only one.
-	"demo3": {{Check: func(s State, res *lecture.Interference, _ *LabPair) TaskCheck {
+	taskDemo3 = Task{Check: func(s State, t Tables) TaskCheck {
+		res := t.Res
 		if res == nil || res.Demo3.Colocated <= 0 && res.Demo3.Advantage == 0 {
 			return TaskCheck{}
 		}
 		a := res.Demo3.Advantage
 		return TaskCheck{Done: a >= 3, Now: fmt.Sprintf("%.1f×", a)}
-	}}},
+	}}
 	// Demo 4: P90 TTFT is not monotonic in the budget; the student finds
 	// the budget with the lowest and clicks its row.
-	"demo4": {{Check: func(s State, res *lecture.Interference, _ *LabPair) TaskCheck {
+	taskDemo4 = Task{Check: func(s State, t Tables) TaskCheck {
+		res := t.Res
 		if res == nil || len(res.Demo4) == 0 {
 			return TaskCheck{}
 		}
@@ -78,17 +90,18 @@ var Tasks = map[string][]Task{
 			now = s.Policy
 		}
 		return TaskCheck{Done: s.Policy == "chunked" && s.Budget == best, Now: now}
-	}}},
+	}}
 	// The lab: the chunk budget that keeps every stream's worst gap under
 	// 60 ms while a prompt of at least 32k tokens is prefilled.
-	"lab": {{Check: func(s State, _ *lecture.Interference, lab *LabPair) TaskCheck {
+	taskLab = Task{Check: func(s State, t Tables) TaskCheck {
+		lab := t.Lab
 		if lab == nil || lab.Chunked == nil || lab.Chunked.Lab == nil {
 			return TaskCheck{}
 		}
 		w := lab.Chunked.Lab.WorstGap
 		return TaskCheck{Done: s.Lab.LongInputLen >= 32000 && w < 0.060, Now: FormatDur(w)}
-	}}},
-}
+	}}
+)
 
 func demo1Rows(res *lecture.Interference) []lecture.Demo1Row {
 	if res == nil {

@@ -24,7 +24,7 @@ func taskAt(t *testing.T, ch Chapter, s State) TaskCheck {
 		}
 		res = r
 	}
-	return Tasks[ch.ID][0].Check(s, res, lab)
+	return ch.Tasks[0].Check(s, Tables{Res: res, Lab: lab})
 }
 
 // TestTasksAreOpenAtThePresetAndReachable: every chapter ends with a task
@@ -34,10 +34,10 @@ func taskAt(t *testing.T, ch Chapter, s State) TaskCheck {
 func TestTasksAreOpenAtThePresetAndReachable(t *testing.T) {
 	for _, ch := range Chapters {
 		t.Run(ch.ID, func(t *testing.T) {
-			if len(Tasks[ch.ID]) == 0 {
+			if len(ch.Tasks) == 0 {
 				t.Fatal("the chapter has no task")
 			}
-			for i := range Tasks[ch.ID] {
+			for i := range ch.Tasks {
 				for _, lang := range Langs() {
 					if T(lang, ch.TaskKey(i)) == ch.TaskKey(i) {
 						t.Errorf("%s: no text for %s", lang, ch.TaskKey(i))

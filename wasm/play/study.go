@@ -1,0 +1,154 @@
+package play
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// A Study is the table of a chapter made of whole runs: each row is the
+// chapter's experiment with one change (a variant), simulated on the
+// engine; each column is a figure of that run. The page fills it a row at
+// a time (one run a job), so a chapter of this kind needs no code of its
+// own in the page: a new one is a Chapter value in its own file.
+type Study struct {
+	// Rows are the variants at s, in the table's order.
+	Rows func(s State) []StudyRow
+	// Cols are the figures of each run, in the table's order.
+	Cols []StudyCol
+	// Bar is the key of the column the figure draws, a bar per row.
+	Bar string
+	// Vals are the narrative's and the reveal's {names}, from the
+	// complete table (and the reveal's right option as "answer").
+	Vals func(s State, t *StudyTable) map[string]string
+	// Answer is the prediction's right option at s, from the complete table.
+	Answer func(s State, t *StudyTable) int
+}
+
+// StudyRow is one variant: its name (catalogue key and arguments), the
+// experiment it runs, and the setting a click on its row applies to the
+// timeline ("" for none: a URL query, as the lecture's rows).
+type StudyRow struct {
+	Key   string
+	Args  []any
+	State State
+	Pick  string
+}
+
+// StudyCol is one figure of a run: its name (catalogue key), its unit
+// ("ms", "%", "x", "req/s", "tok/s", "tokens" or ""), and how it is read.
+type StudyCol struct {
+	Key   string
+	Unit  string
+	Value func(r *SimRun) float64
+}
+
+// StudyTable is a study's table being filled: Vals[row][col], NaN until
+// the row's run is done.
+type StudyTable struct {
+	Study *Study
+	Rows  []StudyRow
+	Vals  [][]float64
+	Done  int // rows computed, in order
+	Err   error
+}
+
+// NewTable is st's empty table at s.
+func (st *Study) NewTable(s State) *StudyTable {
+	t := &StudyTable{Study: st, Rows: st.Rows(s)}
+	t.Vals = make([][]float64, len(t.Rows))
+	for i := range t.Vals {
+		t.Vals[i] = make([]float64, len(st.Cols))
+		for j := range t.Vals[i] {
+			t.Vals[i][j] = math.NaN()
+		}
+	}
+	return t
+}
+
+// Complete reports whether every row has its figures (or a row failed).
+func (t *StudyTable) Complete() bool { return t.Err != nil || t.Done >= len(t.Rows) }
+
+// Next simulates the next row; its run is recycled once read.
+func (t *StudyTable) Next() {
+	if t.Complete() {
+		return
+	}
+	i := t.Done
+	r, err := Simulate(t.Rows[i].State)
+	if err != nil {
+		t.Err = fmt.Errorf("%s: %w", t.Rows[i].Key, err)
+		return
+	}
+	for j, c := range t.Study.Cols {
+		t.Vals[i][j] = c.Value(r)
+	}
+	r.Recycle()
+	t.Done++
+}
+
+// Fill computes the whole table (natively: tests and the CLI's parity).
+func (t *StudyTable) Fill() error {
+	for !t.Complete() {
+		t.Next()
+	}
+	return t.Err
+}
+
+// Col is column key's index (-1: none).
+func (t *StudyTable) Col(key string) int {
+	for j, c := range t.Study.Cols {
+		if c.Key == key {
+			return j
+		}
+	}
+	return -1
+}
+
+// At is row i's figure in column key (NaN: none yet).
+func (t *StudyTable) At(i int, key string) float64 {
+	j := t.Col(key)
+	if j < 0 || i < 0 || i >= len(t.Vals) {
+		return math.NaN()
+	}
+	return t.Vals[i][j]
+}
+
+// Key is what the table depends on: its rows' experiments.
+func (st *Study) Key(s State) string {
+	var b strings.Builder
+	for _, r := range st.Rows(s) {
+		b.WriteString(r.Key + "|" + r.State.Query() + "\n")
+	}
+	return b.String()
+}
+
+// FormatStudy writes a figure in its column's unit, as the table shows it.
+func FormatStudy(v float64, unit string) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case unit == "ms":
+		return trimZeros(fmt.Sprintf("%.2f", v*1e3))
+	case unit == "%":
+		return fmt.Sprintf("%.1f", v*100)
+	case unit == "x":
+		return fmt.Sprintf("%.2f×", v)
+	case unit == "tokens", unit == "":
+		if v == math.Trunc(v) {
+			return fmt.Sprintf("%.0f", v)
+		}
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+// addChapter adds a chapter declared in its own file (from its init, so
+// that every chapter is in Chapters before anything reads it), in the
+// course's order: after the lecture's, by Order.
+func addChapter(ch Chapter) {
+	Chapters = append(Chapters, ch)
+	sort.SliceStable(Chapters, func(i, j int) bool { return Chapters[i].Order < Chapters[j].Order })
+}
