@@ -26,7 +26,7 @@ type lecture struct {
 	study *play.StudyTable // a study chapter's table being filled (complete when done)
 	lastS *play.StudyTable // the last complete one, shown while study fills
 	labU  *play.SimRun     // the lab's unchunked run, made a frame before the chunked one
-	over  *play.Overlay // the lab's unchunked gaps, for the canvas
+	over  *play.Overlay    // the lab's unchunked gaps, for the canvas
 	err   string
 	t0    time.Time
 	// tookMs is how long the last recomputation took, from the change to the full table.
