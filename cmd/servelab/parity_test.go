@@ -49,7 +49,9 @@ func TestPagePresetsRunAsTheCLI(t *testing.T) {
 			for _, row := range r.Rows {
 				steps += len(row.Iters)
 			}
-			writeJSON(&page, figuresOf(policy, r.Step, r.Summary, r.Results, steps, r.End, r.Truncated))
+			f := figuresOf(policy, r.Step, r.Summary, r.Results, steps, r.End, r.Truncated)
+			f.Prefix = prefixOf(r.Prefix)
+			writeJSON(&page, f)
 		}
 		if page.String() != out {
 			t.Errorf("%s: servelab %s --json prints\n%s\nthe page's run gives\n%s", p.Name, strings.Join(args, " "), out, page.String())

@@ -36,6 +36,32 @@ type simFigures struct {
 	SimSeconds  float64 `json:"sim_seconds"`
 	Truncated   bool    `json:"truncated"`
 	RejectedWhy string  `json:"rejected_reason,omitempty"`
+	// Prefix is the prefix cache's figures, with --prefix-caching.
+	Prefix *prefixFigures `json:"prefix_cache,omitempty"`
+}
+
+// prefixFigures are a run's prefix-cache figures: vLLM's hit rate (hit
+// over queried prompt tokens) and the counts it comes from.
+type prefixFigures struct {
+	HitRatio float64 `json:"hit_ratio"`
+	sim.PrefixStats
+}
+
+// prefixOf is p's figures (nil for nil).
+func prefixOf(p *sim.PrefixStats) *prefixFigures {
+	if p == nil {
+		return nil
+	}
+	return &prefixFigures{HitRatio: p.HitRatio(), PrefixStats: *p}
+}
+
+// printPrefix writes the prefix cache's line of a text summary (nothing for nil).
+func printPrefix(w io.Writer, p *prefixFigures) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "  prefix cache: hit ratio %.1f%% (%d of %d prompt tokens not recomputed), %d blocks evicted\n",
+		100*p.HitRatio, p.Hit, p.Queried, p.Evicted)
 }
 
 // figuresOf is `servelab sim --json`'s figures of a run: its summary, its
@@ -124,6 +150,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	s := out.Summary()
 	f := figuresOf(policy, step, s, out.Results, out.Steps, out.End, out.Truncated)
+	f.Prefix = prefixOf(out.Prefix)
 	if *asJSON {
 		return writeJSON(stdout, f)
 	}
@@ -141,5 +168,6 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		{"E2E", ms(f.E2EP50), ms(f.E2EP90), ms(f.E2EP99)},
 	})
 	fmt.Fprintf(stdout, "  throughput %.0f output tok/s over %.2f simulated s (%d iterations)\n", f.Throughput, f.SimSeconds, f.Steps)
+	printPrefix(stdout, f.Prefix)
 	return nil
 }

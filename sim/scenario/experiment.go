@@ -107,6 +107,9 @@ type Experiment struct {
 	BlockSize   int
 	Utilization float64
 	Preempt     bool // KV cache full: preempt and recompute (else reserve and wait)
+	// PrefixCaching keeps KV blocks by content and reuses a prompt's
+	// cached prefix (the ideal engine's cache is never full).
+	PrefixCaching bool
 
 	Workload string
 	// Poisson: Requests arrivals at Rate, lengths fixed at Prompt and
@@ -119,6 +122,13 @@ type Experiment struct {
 	Spread                 float64
 	PromptDist, OutputDist string
 	Seed                   uint64
+	// SystemPrompt is tokens every Poisson prompt starts with, the same
+	// for all; Turns > 1 makes sessions of that many turns, each turn's
+	// prompt the history so far plus a new Prompt-token message, ThinkTime
+	// seconds (mean) after the turn before (sim.Conversations).
+	SystemPrompt int
+	Turns        int
+	ThinkTime    float64
 	// Lab is the lab's closed loop (run.py's flags).
 	Lab sim.LabWorkload
 	// TraceReqs are a replayed trace's requests (TraceName says whence).
@@ -195,7 +205,25 @@ func (x *Experiment) RequestsAt(rate float64) ([]sim.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x.SharesPrefixes() {
+		return x.Conversations(rate, p, o).Build()
+	}
 	return sim.PoissonLengths(x.Requests, rate, p, o, x.Seed)
+}
+
+// SharesPrefixes reports whether the Poisson workload's prompts share
+// prefixes (a system prompt, or sessions of several turns): its requests
+// then come from Conversations, not PoissonLengths (nor a search's
+// sim.PoissonSearch).
+func (x *Experiment) SharesPrefixes() bool {
+	return x.Workload == Poisson && (x.SystemPrompt > 0 || x.Turns > 1)
+}
+
+// Conversations is the Poisson workload with its shared prefixes at rate,
+// message and answer lengths drawn from prompt and output.
+func (x *Experiment) Conversations(rate float64, prompt, output sim.Lengths) sim.Conversations {
+	return sim.Conversations{Requests: x.Requests, Rate: rate, System: x.SystemPrompt, Message: prompt, Output: output,
+		Turns: max(x.Turns, 1), Think: x.ThinkTime, Seed: x.Seed}
 }
 
 // probeRequests is the Step workload: the batch at time 0, the prompt at ProbeAt.
@@ -377,12 +405,13 @@ func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
 		return cfg, err
 	}
 	if x.Ideal {
+		cfg.Limits.PrefixCaching = x.PrefixCaching
 		return cfg, nil
 	}
 	if x.MaxSeqs < 1 || x.MaxSeqs > sim.MaxRequests {
 		return cfg, fmt.Errorf("--max-seqs must be in 1..%d, got %d", sim.MaxRequests, x.MaxSeqs)
 	}
-	cfg.Limits = sim.Limits{MaxSeqs: x.MaxSeqs, KVBlocks: blocks, BlockSize: x.BlockSize, Preempt: x.Preempt}
+	cfg.Limits = sim.Limits{MaxSeqs: x.MaxSeqs, KVBlocks: blocks, BlockSize: x.BlockSize, Preempt: x.Preempt, PrefixCaching: x.PrefixCaching}
 	return cfg, nil
 }
 

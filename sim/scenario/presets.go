@@ -63,6 +63,13 @@ var Presets = []Preset{
 			poisson512(x, Disaggregated, 30)
 			x.PrefillGPUs, x.DecodeGPUs, x.SLO = 2, 1, sim.SLO{TTFT: 0.1, TPOT: 0.015}
 		}, Window{0, 2}},
+	// The course after lecture 5 (issue 29): one preset per feature.
+	{"prefix-cache", "A shared system prompt, cached", "2000 tokens of system prompt before every 200-token question, 64-token answers at 8 req/s, prefix caching on: most of each prompt is found in the cache and only the question is prefilled.",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 200, 64, 8, 1000
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.SystemPrompt, x.Turns, x.PrefixCaching = 2000, 1, true
+		}, Window{0, 2}},
 	// Compare mode's starting points (run B's changes are the page's) and a full KV cache.
 	{"compare-chunking", "Compare: prefill-first vs chunked 512", "",
 		func(x *Experiment) { poisson512(x, PrefillFirst, 30) }, Window{0, 1}},

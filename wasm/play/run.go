@@ -51,6 +51,8 @@ type SimRun struct {
 	// ideal engine, no limit); Preemptions and Rejected count over the run.
 	KVCapacity, BlockSize int
 	Preemptions, Rejected int
+	// Prefix is the prefix cache's figures (nil with caching off).
+	Prefix *sim.PrefixStats
 	// Placements is, per result, where a disaggregated run sent the request
 	// and when its KV cache moved (nil when colocated).
 	Placements []sim.Placement
@@ -373,6 +375,7 @@ func (t *tracer) end() {
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
+	r.Prefix = e.PrefixStats()
 	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
 	r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 }
@@ -701,7 +704,7 @@ func Goodput(s State, hi float64, yield func() error) (rate float64, saturated b
 		return 0, false, err
 	}
 	wl := func(rate float64) ([]sim.Request, error) { return requests(s, rate) }
-	if s.Workload == scenario.Poisson {
+	if s.Workload == scenario.Poisson && !s.SharesPrefixes() {
 		p, o, err := s.Lengths()
 		if err != nil {
 			return 0, false, err
