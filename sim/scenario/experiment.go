@@ -141,6 +141,15 @@ type Experiment struct {
 	LinkGBs                 float64
 	Router                  string
 
+	// Replicas > 1 runs that many colocated engines behind a router
+	// (sim.Replicas): Route names it, RouteStale is how old its load
+	// figures are (seconds), RouteThreshold the prefix-aware route's slack
+	// in outstanding requests.
+	Replicas       int
+	Route          string
+	RouteStale     float64
+	RouteThreshold int
+
 	SLO        sim.SLO
 	Attainment float64
 
@@ -453,6 +462,16 @@ func (x *Experiment) Validate() error {
 			return err
 		}
 	}
+	if x.Replicas > 1 {
+		switch {
+		case x.Policy == Disaggregated:
+			return errors.New("--replicas runs colocated engines behind a router; --policy disaggregated has its own --prefill-gpus and --decode-gpus")
+		case x.Workload == Lab:
+			return errors.New("the lab workload runs on one engine; --replicas takes Poisson arrivals or a --trace")
+		case x.Policy == PrefillOnly || x.Policy == DecodeOnly:
+			return fmt.Errorf("--replicas runs colocated engines: pick prefill-first or chunked, not %s", x.Policy)
+		}
+	}
 	switch x.LengthDist {
 	case "fixed", "uniform", "lognormal":
 	default:
@@ -470,6 +489,9 @@ type Built struct {
 	Config sim.Config
 	// Cluster is the disaggregated deployment; nil when colocated.
 	Cluster *sim.Cluster
+	// Replicas is the colocated engines behind a router (Config is each
+	// one's); nil for one engine.
+	Replicas *sim.Replicas
 }
 
 // Build validates the experiment and builds its step model, engine and
@@ -496,7 +518,30 @@ func (x *Experiment) Build() (*Built, error) {
 	if b.Config, err = x.ConfigFor(step); err != nil {
 		return nil, err
 	}
+	if x.Replicas > 1 {
+		if b.Replicas, err = x.ReplicasFor(b.Config); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// ReplicasFor is the experiment's replicas, each running cfg.
+func (x *Experiment) ReplicasFor(cfg sim.Config) (*sim.Replicas, error) {
+	if x.Replicas < 1 || x.Replicas > sim.MaxInstances {
+		return nil, fmt.Errorf("--replicas must be in 1..%d, got %d", sim.MaxInstances, x.Replicas)
+	}
+	route, err := sim.ParseRoute(x.Route)
+	if err != nil {
+		return nil, err
+	}
+	if !(x.RouteStale >= 0 && x.RouteStale <= sim.MaxStale) {
+		return nil, fmt.Errorf("--route-stale must be in [0, %d] s, got %g", sim.MaxStale, x.RouteStale)
+	}
+	if x.RouteThreshold < 0 || x.RouteThreshold > sim.MaxRequests {
+		return nil, fmt.Errorf("--route-threshold must be in 0..%d requests, got %d", sim.MaxRequests, x.RouteThreshold)
+	}
+	return &sim.Replicas{Config: cfg, N: x.Replicas, Route: route, Stale: x.RouteStale, Threshold: x.RouteThreshold}, nil
 }
 
 // EffectiveBudget is the budget the policy runs with: Budget, or the
@@ -515,6 +560,13 @@ func (x *Experiment) EffectiveBudget() int {
 func (b *Built) PolicyName() string {
 	if b.Cluster != nil {
 		return "disaggregated " + b.Cluster.String()
+	}
+	if r := b.Replicas; r != nil {
+		s := fmt.Sprintf("%s x%d replicas, %s router", b.Config.Policy.Name(), r.N, r.Route)
+		if r.Stale > 0 {
+			s += fmt.Sprintf(" (load %g ms old)", r.Stale*1e3)
+		}
+		return s
 	}
 	return b.Config.Policy.Name()
 }

@@ -70,6 +70,14 @@ var Presets = []Preset{
 			x.Budget, x.ExcludeDecodes = 2048, false
 			x.SystemPrompt, x.Turns, x.PrefixCaching = 2000, 1, true
 		}, Window{0, 2}},
+	{"routing", "Where should this request go? Four replicas, multi-turn sessions", "Sessions of 8 turns whose history grows, at 24 req/s over 4 replicas with prefix caching: the prefix-aware router sends each turn where its history is cached; switch it to round-robin and the hits (and TTFT) go.",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 250, 150, 24, 2000
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.SystemPrompt, x.Turns, x.ThinkTime, x.PrefixCaching = 500, 8, 8, true
+			x.LengthDist, x.Spread = "uniform", 0.6
+			x.Replicas, x.Route, x.RouteStale, x.RouteThreshold = 4, string(sim.RoutePrefixAware), 0, 8
+		}, Window{0, 5}},
 	// Compare mode's starting points (run B's changes are the page's) and a full KV cache.
 	{"compare-chunking", "Compare: prefill-first vs chunked 512", "",
 		func(x *Experiment) { poisson512(x, PrefillFirst, 30) }, Window{0, 1}},

@@ -11,6 +11,12 @@ var courseEN = map[string]string{
 
 	"preset.prefix-cache.title": "A shared system prompt, cached",
 	"preset.prefix-cache.about": "2000 tokens of system prompt before every 200-token question, 64-token answers at 8 req/s, prefix caching on: most of each prompt is found in the cache and only the question is prefilled.",
+	"param.reps":                "Replicas",
+	"param.route":               "Router",
+	"param.stale":               "Router's load figures, age",
+	"param.rthresh":             "Prefix-aware router's load slack",
+	"preset.routing.title":      "Where should this request go? Four replicas, multi-turn sessions",
+	"preset.routing.about":      "Sessions of 8 turns whose history grows, at 24 req/s over 4 replicas with prefix caching: the prefix-aware router sends each turn where its history is cached; switch it to round-robin and the hits (and TTFT) go.",
 }
 
 func init() {
