@@ -151,6 +151,9 @@ func (e *Engine) applyRun(ends []float64, maxGap float64, kvPreempt bool) int {
 			if want := e.blocksFor(s.kv); want > s.blocks {
 				e.freeKV -= want - s.blocks
 				s.blocks = want
+				if e.pc.on {
+					e.pcTrim()
+				}
 			}
 		}
 		if s.generated >= s.Req.Output {

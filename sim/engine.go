@@ -10,7 +10,7 @@ import (
 // Seq is a request inside the engine: how far its prefill and decode have got
 // and what KV-cache room it holds.
 type Seq struct {
-	Req       Request
+	Req       RequestHead
 	need      int // tokens to prefill before the next token: the prompt, or prompt+generated after a preemption
 	prefilled int
 	kv        int // tokens in the KV cache
@@ -27,6 +27,9 @@ type Seq struct {
 	maxITL    float64
 	here      float64 // time of the first token this engine emitted for it (0: none yet)
 	from, due int32   // lazy mode: the decode step it is settled up to, and the one it finishes at (below maxLazySteps+MaxTokens)
+	// pc is 1 + the index of its record in the prefix cache (0: none), and
+	// cached the prompt tokens its first prefill took from the cache.
+	pc, cached int32
 	// tokens is 1 + the index of its token times in the engine's (0: none
 	// kept). A Seq holds no pointer, so a run's many of them cost the
 	// collector nothing: what few requests have is kept by the engine.
@@ -47,6 +50,10 @@ type Limits struct {
 	BlockSize  int  // tokens per KV block (default 16)
 	Preempt    bool // memory full: preempt the newest running sequence and recompute it later (else reserve whole requests up front and wait)
 	MaxContext int  // longest prompt+output accepted; 0: the model's max context
+	// PrefixCaching keeps KV blocks by content (Request.Blocks): a prompt
+	// reuses its longest cached prefix, and freed blocks stay cached until
+	// evicted, least recently used first (prefix.go).
+	PrefixCaching bool
 	// MaxIterations cuts a run short (reported as Truncated); 0: DefaultMaxIterations.
 	MaxIterations int
 }
@@ -73,6 +80,9 @@ type Item struct {
 	Prefill bool `json:"prefill"` // a prefill chunk (else one decode token)
 	Emit    bool `json:"emit"`    // it got an output token at the end of the step
 	Done    bool `json:"done"`    // it finished at the end of the step
+	// Cached is the prompt tokens taken from the prefix cache before this,
+	// the prompt's first chunk (they were not computed).
+	Cached int `json:"cached,omitempty"`
 }
 
 // Iteration is one engine step: when, how long, what it carried and why it took that long.
@@ -93,7 +103,10 @@ type Iteration struct {
 	// out of the cache while it was formed, and what kept the queue's head
 	// from (more) prefill when a limit did: "kv" (no KV room) or "seqs"
 	// (max sequences).
-	KVBlocks  int    `json:"kv_blocks,omitempty"`
+	KVBlocks int `json:"kv_blocks,omitempty"`
+	// KVCached is the blocks among the free ones that hold cached
+	// content (prefix caching).
+	KVCached  int    `json:"kv_cached,omitempty"`
 	Preempted []int  `json:"preempted,omitempty"`
 	Held      string `json:"held,omitempty"`
 	// MaxGap is the largest inter-token gap of the tokens this step emits
@@ -143,6 +156,7 @@ type Engine struct {
 	// reason, and the token times of a run that records them.
 	reasons map[*Seq]string
 	times   [][]float64
+	pc      prefixCache // with Limits.PrefixCaching
 }
 
 // reject marks s as rejected for reason.
@@ -219,6 +233,10 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.role = r.Role()
 	}
 	e.queue.admit = e.admit
+	if l.PrefixCaching {
+		e.pc.init(*l)
+		e.queue.reuse = e.reuse
+	}
 	return e, nil
 }
 
@@ -270,7 +288,7 @@ func (e *Engine) Submit(r Request) error {
 	if len(e.slab) == cap(e.slab) {
 		e.slab = make([]Seq, 0, max(256, e.expect))
 	}
-	e.slab = append(e.slab, Seq{Req: r, need: r.Prompt})
+	e.slab = append(e.slab, Seq{Req: r.Head(), need: r.Prompt})
 	s := &e.slab[len(e.slab)-1]
 	if e.cfg.RecordTokens {
 		e.times = append(e.times, make([]float64, 0, min(max(r.Output, 1), 4096)))
@@ -281,6 +299,9 @@ func (e *Engine) Submit(r Request) error {
 		e.reject(s, reason)
 		s.finish = r.Arrival
 		return fmt.Errorf("request %d rejected: %s", r.ID, reason)
+	}
+	if e.pc.on {
+		e.pcSubmit(s, &r)
 	}
 	// Keep pending sorted; workloads arrive in order, so this is an append.
 	if n := len(e.pending); n == 0 || e.pending[n-1].Req.Arrival <= r.Arrival {
@@ -329,6 +350,9 @@ func (e *Engine) admit(s *Seq, tokens int) bool {
 			}
 			e.freeKV -= extra
 			s.blocks = want
+			if e.pc.on {
+				e.pcTrim()
+			}
 		}
 	}
 	if !s.admitted {
@@ -353,7 +377,13 @@ func (e *Engine) preempted(s *Seq) {
 }
 
 func (e *Engine) release(s *Seq) {
-	e.freeKV += s.blocks
+	if e.pc.on {
+		if freed := e.pcRelease(s); e.pc.limited {
+			e.freeKV += freed
+		}
+	} else {
+		e.freeKV += s.blocks
+	}
 	s.blocks = 0
 	if s.admitted {
 		s.admitted = false
@@ -451,6 +481,9 @@ func (e *Engine) makeDecodeRoom() {
 		if want > s.blocks && e.freeKV >= want-s.blocks {
 			e.freeKV -= want - s.blocks
 			s.blocks = want
+			if e.pc.on {
+				e.pcTrim()
+			}
 		} else if want > s.blocks {
 			e.preempt(s) // alone and still no room: start it over later
 			i--
@@ -558,6 +591,7 @@ func (e *Engine) execute() *Iteration {
 	e.lz.items = false
 	if e.cfg.Trace && e.cfg.Limits.KVBlocks > 0 {
 		it.KVBlocks = e.cfg.Limits.KVBlocks - e.freeKV
+		it.KVCached = e.pc.free
 	}
 	decodes := e.running[:e.plan.Decodes]
 	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
@@ -574,6 +608,9 @@ func (e *Engine) execute() *Iteration {
 	for _, c := range e.plan.Chunks {
 		w.AddChunk(c.Seq.prefilled, c.Tokens, c.Seq.prefilled+c.Tokens == c.Seq.need)
 		prefillTokens += c.Tokens
+		if c.Seq.pc != 0 && e.pcOf(c.Seq).fresh > 0 {
+			w.NewPrompts++ // its prefill starts, after the cached prefix
+		}
 	}
 	var secs float64
 	if e.noItems { // (a whole run without a trace reads only the step's time and counts)
@@ -624,6 +661,11 @@ func (e *Engine) execute() *Iteration {
 		s.prefilled += c.Tokens
 		s.kv += c.Tokens
 		item := Item{ID: s.Req.ID, Tokens: c.Tokens, Prefill: true}
+		if s.pc != 0 {
+			q := e.pcOf(s)
+			item.Cached, q.fresh = q.fresh, 0
+			e.pcRegister(s)
+		}
 		if s.prefilled == s.need {
 			prefilled++
 			item.Emit = true

@@ -34,6 +34,18 @@ type Queue struct {
 	Waiting []*Seq
 	Running []*Seq
 	admit   func(s *Seq, tokens int) bool
+	reuse   func(s *Seq) int // with prefix caching
+}
+
+// Reuse returns the prefill tokens s still needs before its next token.
+// With prefix caching, a sequence starting its prefill first takes the
+// longest cached prefix of its prompt (so it needs fewer): policies call
+// it, not Seq.Remaining, to size a waiting sequence's chunk.
+func (q *Queue) Reuse(s *Seq) int {
+	if q.reuse == nil {
+		return s.Remaining()
+	}
+	return q.reuse(s)
 }
 
 // Admit reports whether s may process tokens more prefill tokens this step,
@@ -72,7 +84,7 @@ func (p PrefillFirst) Plan(q *Queue, out *Plan) {
 func wholePrompts(q *Queue, out *Plan, max int) {
 	used := 0
 	for _, s := range q.Waiting {
-		n := s.Remaining()
+		n := q.Reuse(s)
 		if len(out.Chunks) > 0 && used+n > max {
 			break
 		}
@@ -109,7 +121,7 @@ func (p Chunked) Plan(q *Queue, out *Plan) {
 		if left == 0 {
 			break
 		}
-		n := min(left, s.Remaining())
+		n := min(left, q.Reuse(s))
 		if !q.Admit(s, n) {
 			break
 		}

@@ -20,6 +20,7 @@ type Result struct {
 	Preemptions int       `json:"preemptions"`
 	Rejected    string    `json:"rejected,omitempty"`
 	Cancelled   bool      `json:"cancelled,omitempty"`   // withdrawn by its client (Engine.Cancel)
+	Cached      int       `json:"cached,omitempty"`      // prompt tokens its first prefill took from the prefix cache
 	TokenTimes  []float64 `json:"token_times,omitempty"` // with Config.RecordTokens
 }
 
@@ -82,7 +83,7 @@ func (e *Engine) result(s *Seq, r *Result) {
 	lat := e.cfg.Step.Physics.ReqLatency // the client sent it this much before the engine saw it
 	*r = Result{ID: s.Req.ID, Arrival: s.Req.Arrival - lat, Prompt: s.Req.Prompt, Output: s.Req.Output,
 		Generated: s.generated, Done: s.done, FirstToken: s.first, Finish: s.finish, MaxITL: s.maxITL,
-		Preemptions: int(s.preempted), Rejected: e.why(s), Cancelled: s.cancelled, TokenTimes: e.tokenTimes(s)}
+		Preemptions: int(s.preempted), Rejected: e.why(s), Cancelled: s.cancelled, Cached: int(s.cached), TokenTimes: e.tokenTimes(s)}
 }
 
 // Outcome is a whole run: every request's result, and the iterations when traced.
@@ -94,6 +95,8 @@ type Outcome struct {
 	Truncated  bool        `json:"truncated"` // cut short by MaxIterations
 	// Gaps counts every inter-token gap by value, with Config.CountGaps (see Summary).
 	Gaps []GapCount `json:"gaps,omitempty"`
+	// Prefix is the prefix cache's figures (nil with caching off).
+	Prefix *PrefixStats `json:"prefix,omitempty"`
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
@@ -130,6 +133,7 @@ func (o *Outcome) close(e *Engine) {
 	if e.cfg.CountGaps {
 		o.Gaps = append([]GapCount{}, e.gaps...)
 	}
+	o.Prefix = e.PrefixStats()
 	at := 0
 	for i, n := range o.counts {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]

@@ -15,6 +15,31 @@ type Request struct {
 	Arrival float64 `json:"arrival"` // seconds from the start of the run
 	Prompt  int     `json:"prompt"`  // prompt tokens
 	Output  int     `json:"output"`  // tokens to generate, >= 1
+	// Blocks names the request's content for prefix caching: entry i is a
+	// chain hash of its tokens [0, (i+1)*BlockTokens) (equal entries, equal
+	// prefixes), as vLLM's block hashes and Mooncake's hash_ids are. They
+	// cover the prompt's full blocks, and may go on over the output's (a
+	// later turn whose prompt repeats this answer then finds it cached).
+	// ChainHashes builds them from segments of content; HashIDs from a
+	// trace's integer ids. nil: the request shares nothing.
+	Blocks []uint64 `json:"blocks,omitempty"`
+	// BlockTokens is the tokens each Blocks entry covers (0: HashBlockTokens).
+	BlockTokens int `json:"block_tokens,omitempty"`
+}
+
+// RequestHead is a request without its block names: what a Seq keeps of
+// it (a Seq holds no pointer, so a run's many cost the collector nothing;
+// the engine keeps the names apart).
+type RequestHead struct {
+	ID      int
+	Arrival float64
+	Prompt  int
+	Output  int
+}
+
+// Head is r without its block names.
+func (r *Request) Head() RequestHead {
+	return RequestHead{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output}
 }
 
 // Limits on workload sizes, so absurd input gives an error instead of a hang.

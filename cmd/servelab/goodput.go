@@ -20,6 +20,9 @@ func runGoodput(args []string, stdout, stderr io.Writer) error {
 	if ef.trace != "" {
 		return fmt.Errorf("--trace fixes the arrival times; goodput searches over Poisson rates")
 	}
+	if ef.x.Replicas > 1 {
+		return fmt.Errorf("goodput searches one engine or a disaggregated cluster; --replicas %d is servelab sim's", ef.x.Replicas)
+	}
 	limitMemory()
 	slo, target := ef.x.SLO, ef.x.Attainment
 	if !(slo.TTFT >= 0 && slo.TPOT >= 0 && slo.TTFT+slo.TPOT > 0) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"servelab/sim"
 	"servelab/sim/scenario"
 	"servelab/wasm/play"
 )
@@ -36,20 +37,21 @@ func TestPagePresetsRunAsTheCLI(t *testing.T) {
 			sum.Label, sum.BaseURL = "sim-"+s.Policy, "sim://"+r.Step.Model.Name+"@"+r.Step.GPU.Name
 			writeJSON(&page, sum)
 		} else {
-			policy := s.Policy
-			if s.Policy == scenario.Disaggregated {
-				x := s.Experiment
-				b, err := x.Build()
-				if err != nil {
-					t.Fatal(err)
-				}
-				policy = b.PolicyName()
-			}
 			steps := 0
 			for _, row := range r.Rows {
 				steps += len(row.Iters)
 			}
-			writeJSON(&page, figuresOf(policy, r.Step, r.Summary, r.Results, steps, r.End, r.Truncated))
+			x := s.Experiment
+			b, err := x.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := figuresOf(b.PolicyName(), r.Step, r.Summary, r.Results, steps, r.End, r.Truncated)
+			f.Prefix = prefixOf(r.Prefix)
+			if r.Choices != nil {
+				f.Replicas = replicasOf(&sim.ReplicaOutcome{Outcome: sim.Outcome{Results: r.Results, End: r.End}, Choices: r.Choices, Replicas: r.Replicas})
+			}
+			writeJSON(&page, f)
 		}
 		if page.String() != out {
 			t.Errorf("%s: servelab %s --json prints\n%s\nthe page's run gives\n%s", p.Name, strings.Join(args, " "), out, page.String())

@@ -36,6 +36,66 @@ type simFigures struct {
 	SimSeconds  float64 `json:"sim_seconds"`
 	Truncated   bool    `json:"truncated"`
 	RejectedWhy string  `json:"rejected_reason,omitempty"`
+	// Prefix is the prefix cache's figures, with --prefix-caching.
+	Prefix *prefixFigures `json:"prefix_cache,omitempty"`
+	// Replicas is each replica's share, with --replicas > 1.
+	Replicas []replicaFigures `json:"replicas,omitempty"`
+}
+
+// replicaFigures is one replica's share of a run behind a router.
+type replicaFigures struct {
+	Index    int     `json:"index"`
+	Requests int     `json:"requests"` // requests the router sent it
+	Busy     float64 `json:"busy"`     // fraction of the run's span spent in iterations
+	HitRatio float64 `json:"prefix_hit_ratio,omitempty"`
+	TTFTP50  float64 `json:"ttft_p50"`
+	TTFTP99  float64 `json:"ttft_p99"`
+}
+
+// replicasOf is each replica's figures in a run across replicas.
+func replicasOf(ro *sim.ReplicaOutcome) []replicaFigures {
+	out := make([]replicaFigures, len(ro.Replicas))
+	mine := make([][]sim.Result, len(ro.Replicas))
+	for i, k := range ro.Choices {
+		mine[k] = append(mine[k], ro.Results[i])
+	}
+	for k, r := range ro.Replicas {
+		f := replicaFigures{Index: k, Requests: r.Requests}
+		if ro.End > 0 {
+			f.Busy = r.Busy / ro.End
+		}
+		if r.Prefix != nil {
+			f.HitRatio = r.Prefix.HitRatio()
+		}
+		ttft := sim.Values(mine[k], sim.TTFT)
+		f.TTFTP50, f.TTFTP99 = sim.Percentile(ttft, 50), sim.Percentile(ttft, 99)
+		out[k] = f
+	}
+	return out
+}
+
+// prefixFigures are a run's prefix-cache figures: vLLM's hit rate (hit
+// over queried prompt tokens) and the counts it comes from.
+type prefixFigures struct {
+	HitRatio float64 `json:"hit_ratio"`
+	sim.PrefixStats
+}
+
+// prefixOf is p's figures (nil for nil).
+func prefixOf(p *sim.PrefixStats) *prefixFigures {
+	if p == nil {
+		return nil
+	}
+	return &prefixFigures{HitRatio: p.HitRatio(), PrefixStats: *p}
+}
+
+// printPrefix writes the prefix cache's line of a text summary (nothing for nil).
+func printPrefix(w io.Writer, p *prefixFigures) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "  prefix cache: hit ratio %.1f%% (%d of %d prompt tokens not recomputed), %d blocks evicted\n",
+		100*p.HitRatio, p.Hit, p.Queried, p.Evicted)
 }
 
 // figuresOf is `servelab sim --json`'s figures of a run: its summary, its
@@ -99,6 +159,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var out *sim.Outcome
+	var replicas []replicaFigures
 	policy := ef.x.Policy
 	if policy == scenario.Disaggregated {
 		c, err := ef.cluster(step)
@@ -117,13 +178,27 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		cfg.CountGaps = true // exact ITL percentiles without keeping every token's time
-		if out, err = sim.Run(cfg, reqs); err != nil {
-			return err
+		if ef.x.Replicas > 1 {
+			rc, err := ef.x.ReplicasFor(cfg)
+			if err != nil {
+				return err
+			}
+			ro, err := sim.RunReplicas(*rc, reqs)
+			if err != nil {
+				return err
+			}
+			out, policy = &ro.Outcome, (&scenario.Built{Config: cfg, Replicas: rc}).PolicyName()
+			replicas = replicasOf(ro)
+		} else {
+			if out, err = sim.Run(cfg, reqs); err != nil {
+				return err
+			}
+			policy = cfg.Policy.Name()
 		}
-		policy = cfg.Policy.Name()
 	}
 	s := out.Summary()
 	f := figuresOf(policy, step, s, out.Results, out.Steps, out.End, out.Truncated)
+	f.Prefix, f.Replicas = prefixOf(out.Prefix), replicas
 	if *asJSON {
 		return writeJSON(stdout, f)
 	}
@@ -141,5 +216,24 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		{"E2E", ms(f.E2EP50), ms(f.E2EP90), ms(f.E2EP99)},
 	})
 	fmt.Fprintf(stdout, "  throughput %.0f output tok/s over %.2f simulated s (%d iterations)\n", f.Throughput, f.SimSeconds, f.Steps)
+	printPrefix(stdout, f.Prefix)
+	printReplicas(stdout, f.Replicas)
 	return nil
+}
+
+// printReplicas writes the per-replica table of a text summary (nothing
+// for one engine).
+func printReplicas(w io.Writer, rs []replicaFigures) {
+	if len(rs) == 0 {
+		return
+	}
+	rows := make([][]string, len(rs))
+	for i, r := range rs {
+		hit := "-"
+		if r.HitRatio > 0 {
+			hit = fmt.Sprintf("%.1f%%", 100*r.HitRatio)
+		}
+		rows[i] = []string{fmt.Sprintf("replica %d", r.Index), fmt.Sprint(r.Requests), fmt.Sprintf("%.0f%%", 100*r.Busy), hit, ms(r.TTFTP50), ms(r.TTFTP99)}
+	}
+	table(w, []string{"", "requests", "busy", "hit ratio", "TTFT P50", "TTFT P99"}, rows)
 }

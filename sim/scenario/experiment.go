@@ -107,6 +107,9 @@ type Experiment struct {
 	BlockSize   int
 	Utilization float64
 	Preempt     bool // KV cache full: preempt and recompute (else reserve and wait)
+	// PrefixCaching keeps KV blocks by content and reuses a prompt's
+	// cached prefix (the ideal engine's cache is never full).
+	PrefixCaching bool
 
 	Workload string
 	// Poisson: Requests arrivals at Rate, lengths fixed at Prompt and
@@ -119,6 +122,13 @@ type Experiment struct {
 	Spread                 float64
 	PromptDist, OutputDist string
 	Seed                   uint64
+	// SystemPrompt is tokens every Poisson prompt starts with, the same
+	// for all; Turns > 1 makes sessions of that many turns, each turn's
+	// prompt the history so far plus a new Prompt-token message, ThinkTime
+	// seconds (mean) after the turn before (sim.Conversations).
+	SystemPrompt int
+	Turns        int
+	ThinkTime    float64
 	// Lab is the lab's closed loop (run.py's flags).
 	Lab sim.LabWorkload
 	// TraceReqs are a replayed trace's requests (TraceName says whence).
@@ -130,6 +140,15 @@ type Experiment struct {
 	PrefillGPUs, DecodeGPUs int
 	LinkGBs                 float64
 	Router                  string
+
+	// Replicas > 1 runs that many colocated engines behind a router
+	// (sim.Replicas): Route names it, RouteStale is how old its load
+	// figures are (seconds), RouteThreshold the prefix-aware route's slack
+	// in outstanding requests.
+	Replicas       int
+	Route          string
+	RouteStale     float64
+	RouteThreshold int
 
 	SLO        sim.SLO
 	Attainment float64
@@ -195,7 +214,25 @@ func (x *Experiment) RequestsAt(rate float64) ([]sim.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x.SharesPrefixes() {
+		return x.Conversations(rate, p, o).Build()
+	}
 	return sim.PoissonLengths(x.Requests, rate, p, o, x.Seed)
+}
+
+// SharesPrefixes reports whether the Poisson workload's prompts share
+// prefixes (a system prompt, or sessions of several turns): its requests
+// then come from Conversations, not PoissonLengths (nor a search's
+// sim.PoissonSearch).
+func (x *Experiment) SharesPrefixes() bool {
+	return x.Workload == Poisson && (x.SystemPrompt > 0 || x.Turns > 1)
+}
+
+// Conversations is the Poisson workload with its shared prefixes at rate,
+// message and answer lengths drawn from prompt and output.
+func (x *Experiment) Conversations(rate float64, prompt, output sim.Lengths) sim.Conversations {
+	return sim.Conversations{Requests: x.Requests, Rate: rate, System: x.SystemPrompt, Message: prompt, Output: output,
+		Turns: max(x.Turns, 1), Think: x.ThinkTime, Seed: x.Seed}
 }
 
 // probeRequests is the Step workload: the batch at time 0, the prompt at ProbeAt.
@@ -377,12 +414,13 @@ func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
 		return cfg, err
 	}
 	if x.Ideal {
+		cfg.Limits.PrefixCaching = x.PrefixCaching
 		return cfg, nil
 	}
 	if x.MaxSeqs < 1 || x.MaxSeqs > sim.MaxRequests {
 		return cfg, fmt.Errorf("--max-seqs must be in 1..%d, got %d", sim.MaxRequests, x.MaxSeqs)
 	}
-	cfg.Limits = sim.Limits{MaxSeqs: x.MaxSeqs, KVBlocks: blocks, BlockSize: x.BlockSize, Preempt: x.Preempt}
+	cfg.Limits = sim.Limits{MaxSeqs: x.MaxSeqs, KVBlocks: blocks, BlockSize: x.BlockSize, Preempt: x.Preempt, PrefixCaching: x.PrefixCaching}
 	return cfg, nil
 }
 
@@ -424,6 +462,16 @@ func (x *Experiment) Validate() error {
 			return err
 		}
 	}
+	if x.Replicas > 1 {
+		switch {
+		case x.Policy == Disaggregated:
+			return errors.New("--replicas runs colocated engines behind a router; --policy disaggregated has its own --prefill-gpus and --decode-gpus")
+		case x.Workload == Lab:
+			return errors.New("the lab workload runs on one engine; --replicas takes Poisson arrivals or a --trace")
+		case x.Policy == PrefillOnly || x.Policy == DecodeOnly:
+			return fmt.Errorf("--replicas runs colocated engines: pick prefill-first or chunked, not %s", x.Policy)
+		}
+	}
 	switch x.LengthDist {
 	case "fixed", "uniform", "lognormal":
 	default:
@@ -441,6 +489,9 @@ type Built struct {
 	Config sim.Config
 	// Cluster is the disaggregated deployment; nil when colocated.
 	Cluster *sim.Cluster
+	// Replicas is the colocated engines behind a router (Config is each
+	// one's); nil for one engine.
+	Replicas *sim.Replicas
 }
 
 // Build validates the experiment and builds its step model, engine and
@@ -467,7 +518,30 @@ func (x *Experiment) Build() (*Built, error) {
 	if b.Config, err = x.ConfigFor(step); err != nil {
 		return nil, err
 	}
+	if x.Replicas > 1 {
+		if b.Replicas, err = x.ReplicasFor(b.Config); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// ReplicasFor is the experiment's replicas, each running cfg.
+func (x *Experiment) ReplicasFor(cfg sim.Config) (*sim.Replicas, error) {
+	if x.Replicas < 1 || x.Replicas > sim.MaxInstances {
+		return nil, fmt.Errorf("--replicas must be in 1..%d, got %d", sim.MaxInstances, x.Replicas)
+	}
+	route, err := sim.ParseRoute(x.Route)
+	if err != nil {
+		return nil, err
+	}
+	if !(x.RouteStale >= 0 && x.RouteStale <= sim.MaxStale) {
+		return nil, fmt.Errorf("--route-stale must be in [0, %d] s, got %g", sim.MaxStale, x.RouteStale)
+	}
+	if x.RouteThreshold < 0 || x.RouteThreshold > sim.MaxRequests {
+		return nil, fmt.Errorf("--route-threshold must be in 0..%d requests, got %d", sim.MaxRequests, x.RouteThreshold)
+	}
+	return &sim.Replicas{Config: cfg, N: x.Replicas, Route: route, Stale: x.RouteStale, Threshold: x.RouteThreshold}, nil
 }
 
 // EffectiveBudget is the budget the policy runs with: Budget, or the
@@ -486,6 +560,13 @@ func (x *Experiment) EffectiveBudget() int {
 func (b *Built) PolicyName() string {
 	if b.Cluster != nil {
 		return "disaggregated " + b.Cluster.String()
+	}
+	if r := b.Replicas; r != nil {
+		s := fmt.Sprintf("%s x%d replicas, %s router", b.Config.Policy.Name(), r.N, r.Route)
+		if r.Stale > 0 {
+			s += fmt.Sprintf(" (load %g ms old)", r.Stale*1e3)
+		}
+		return s
 	}
 	return b.Config.Policy.Name()
 }

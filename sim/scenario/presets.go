@@ -63,6 +63,21 @@ var Presets = []Preset{
 			poisson512(x, Disaggregated, 30)
 			x.PrefillGPUs, x.DecodeGPUs, x.SLO = 2, 1, sim.SLO{TTFT: 0.1, TPOT: 0.015}
 		}, Window{0, 2}},
+	// The course after lecture 5 (issue 29): one preset per feature.
+	{"prefix-cache", "A shared system prompt, cached", "2000 tokens of system prompt before every 200-token question, 64-token answers at 8 req/s, prefix caching on: most of each prompt is found in the cache and only the question is prefilled.",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 200, 64, 8, 1000
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.SystemPrompt, x.Turns, x.PrefixCaching = 2000, 1, true
+		}, Window{0, 2}},
+	{"routing", "Where should this request go? Four replicas, multi-turn sessions", "Sessions of 8 turns whose history grows, at 24 req/s over 4 replicas with prefix caching: the prefix-aware router sends each turn where its history is cached; switch it to round-robin and the hits (and TTFT) go.",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 250, 150, 24, 2000
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.SystemPrompt, x.Turns, x.ThinkTime, x.PrefixCaching = 500, 8, 8, true
+			x.LengthDist, x.Spread = "uniform", 0.6
+			x.Replicas, x.Route, x.RouteStale, x.RouteThreshold = 4, string(sim.RoutePrefixAware), 0, 8
+		}, Window{0, 5}},
 	// Compare mode's starting points (run B's changes are the page's) and a full KV cache.
 	{"compare-chunking", "Compare: prefill-first vs chunked 512", "",
 		func(x *Experiment) { poisson512(x, PrefillFirst, 30) }, Window{0, 1}},

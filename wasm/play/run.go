@@ -51,6 +51,13 @@ type SimRun struct {
 	// ideal engine, no limit); Preemptions and Rejected count over the run.
 	KVCapacity, BlockSize int
 	Preemptions, Rejected int
+	// Prefix is the prefix cache's figures (nil with caching off).
+	Prefix *sim.PrefixStats
+	// Choices is, per result, the replica a run across replicas sent the
+	// request to (nil for one engine); each replica is a Row, and Replicas
+	// their figures (its iterations are the Row's).
+	Choices  []int
+	Replicas []sim.ReplicaRun
 	// Placements is, per result, where a disaggregated run sent the request
 	// and when its KV cache moved (nil when colocated).
 	Placements []sim.Placement
@@ -189,6 +196,27 @@ func start(s State, tokens bool) (*Job, error) {
 			}
 			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
 			r.Placements = co.Placements
+			j.spent = time.Since(t0)
+			j.land()
+			return j, nil
+		}
+		if b.Replicas != nil {
+			// As a cluster: every output token is a trace item.
+			cut := false
+			if k := MaxTraceItems / (s.Output + 1); k < len(reqs) {
+				reqs, cut = reqs[:k], true
+			}
+			c := *b.Replicas
+			c.Config = cfg
+			ro, err := sim.RunReplicas(c, reqs)
+			if err != nil {
+				return nil, err
+			}
+			for _, rr := range ro.Replicas {
+				r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("replica %d", rr.Index+1), Iters: rr.Iterations, Requests: rr.Requests})
+			}
+			r.Results, r.Truncated, r.End = ro.Results, ro.Truncated || cut, ro.End
+			r.Choices, r.Prefix, r.Replicas = ro.Choices, ro.Prefix, ro.Replicas
 			j.spent = time.Since(t0)
 			j.land()
 			return j, nil
@@ -373,6 +401,7 @@ func (t *tracer) end() {
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
+	r.Prefix = e.PrefixStats()
 	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
 	r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 }
@@ -701,7 +730,7 @@ func Goodput(s State, hi float64, yield func() error) (rate float64, saturated b
 		return 0, false, err
 	}
 	wl := func(rate float64) ([]sim.Request, error) { return requests(s, rate) }
-	if s.Workload == scenario.Poisson {
+	if s.Workload == scenario.Poisson && !s.SharesPrefixes() {
 		p, o, err := s.Lengths()
 		if err != nil {
 			return 0, false, err

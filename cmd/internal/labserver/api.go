@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
+
+	"servelab/sim"
 )
 
 // Handler serves the OpenAI-compatible API, plus GET /servelab/stats (the
@@ -83,6 +87,40 @@ type request struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool     `json:"ignore_eos"`
 	N         *float64 `json:"n"`
+
+	blocks []uint64 // the prompt's block names (prefix caching)
+}
+
+// wordHashes is a prompt's content as the lab server counts it: one hash
+// per word (or token id), in order.
+type wordHashes struct{ h []uint64 }
+
+// word adds one word.
+func (c *wordHashes) word(w string) {
+	if c != nil {
+		f := fnv.New64a()
+		f.Write([]byte(w))
+		c.h = append(c.h, f.Sum64())
+	}
+}
+
+// blocks names the full blocks of a prompt of this many tokens, its
+// tokens laid over its words evenly (TokensPerWord), as
+// sim.Request.Blocks: a prompt that repeats another's first words gets
+// the same names for the blocks they fill.
+func (c *wordHashes) blocks(tokens int) []uint64 {
+	if len(c.h) == 0 {
+		return nil
+	}
+	segs := make([]sim.Segment, 0, len(c.h))
+	for i, h := range c.h {
+		// word i's tokens: from its share of the prompt to the next word's
+		from, to := i*tokens/len(c.h), (i+1)*tokens/len(c.h)
+		if to > from {
+			segs = append(segs, sim.Segment{ID: h, Tokens: to - from})
+		}
+	}
+	return sim.ChainHashes(segs, sim.HashBlockTokens)
 }
 
 // badRequest is a validation failure with the parameter it concerns.
@@ -90,7 +128,9 @@ type badRequest struct{ param, msg string }
 
 func (e *badRequest) Error() string { return e.msg }
 
-// parse reads and checks a generation request, returning it with its prompt length in tokens.
+// parse reads and checks a generation request, returning it with its
+// prompt length in tokens; with prefix caching on, req.blocks names the
+// prompt's content (promptBlocks).
 func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*request, int, int, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
@@ -116,25 +156,32 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*requ
 		return nil, 0, 0, &badRequest{"n", "only n=1 is supported"}
 	}
 	var words float64
+	var content *wordHashes
+	if s.cfg.Engine.Limits.PrefixCaching {
+		content = &wordHashes{}
+	}
 	if chat {
 		if len(req.Messages) == 0 {
 			return nil, 0, 0, &badRequest{"messages", "messages must be a non-empty list"}
 		}
 		for i, m := range req.Messages {
-			n, err := messageWords(m)
+			n, err := messageWords(m, content)
 			if err != nil {
 				return nil, 0, 0, &badRequest{"messages", fmt.Sprintf("messages[%d]: %v", i, err)}
 			}
 			words += n
 		}
 	} else {
-		n, err := promptWords(req.Prompt)
+		n, err := promptWords(req.Prompt, content)
 		if err != nil {
 			return nil, 0, 0, &badRequest{"prompt", err.Error()}
 		}
 		words = n
 	}
 	prompt := int(math.Ceil(words * s.cfg.TokensPerWord))
+	if content != nil {
+		req.blocks = content.blocks(prompt)
+	}
 	if prompt < 1 {
 		return nil, 0, 0, &badRequest{"prompt", "the prompt is empty"}
 	}
@@ -169,30 +216,34 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*requ
 
 // promptWords counts a completions prompt: a string, a list of one string,
 // or a list of token ids.
-func promptWords(raw json.RawMessage) (float64, error) {
+func promptWords(raw json.RawMessage, content *wordHashes) (float64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, errors.New("prompt is required")
 	}
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
-		return countWords(str), nil
+		return countWords(str, content), nil
 	}
 	var strs []string
 	if json.Unmarshal(raw, &strs) == nil {
 		if len(strs) != 1 {
 			return 0, fmt.Errorf("a list prompt must hold exactly one string (batches are not supported), got %d", len(strs))
 		}
-		return countWords(strs[0]), nil
+		return countWords(strs[0], content), nil
 	}
 	var ids []int64
 	if json.Unmarshal(raw, &ids) == nil {
+		for _, id := range ids {
+			content.word(strconv.FormatInt(id, 10))
+		}
 		return float64(len(ids)), nil
 	}
 	return 0, errors.New("prompt must be a string, a list of one string, or a list of token ids")
 }
 
-// messageWords counts one chat message's content: a string or text parts.
-func messageWords(raw json.RawMessage) (float64, error) {
+// messageWords counts one chat message's content: a string or text parts
+// (its role is part of the content a cache names).
+func messageWords(raw json.RawMessage, content *wordHashes) (float64, error) {
 	var m struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -207,12 +258,13 @@ func messageWords(raw json.RawMessage) (float64, error) {
 	if m.Role == "" {
 		return 0, errors.New("role is required")
 	}
+	content.word("\x00" + m.Role) // (not a word of the text: counted as none)
 	if len(m.Content) == 0 || string(m.Content) == "null" {
 		return 0, nil
 	}
 	var str string
 	if json.Unmarshal(m.Content, &str) == nil {
-		return countWords(str), nil
+		return countWords(str, content), nil
 	}
 	var parts []struct {
 		Type string `json:"type"`
@@ -223,12 +275,21 @@ func messageWords(raw json.RawMessage) (float64, error) {
 	}
 	var n float64
 	for _, p := range parts {
-		n += countWords(p.Text)
+		n += countWords(p.Text, content)
 	}
 	return n, nil
 }
 
-func countWords(s string) float64 {
+// countWords counts s's whitespace-separated words, adding each to
+// content (when not nil).
+func countWords(s string, content *wordHashes) float64 {
+	if content != nil {
+		fs := strings.Fields(s)
+		for _, w := range fs {
+			content.word(w)
+		}
+		return float64(len(fs))
+	}
 	n, in := 0, false
 	for _, r := range s {
 		sp := unicode.IsSpace(r)
@@ -282,7 +343,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if req.StreamOptions != nil {
 		o.usage, o.cont = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
 	}
-	st := &stream{id: id, prompt: prompt, output: output, finished: make(chan struct{}), out: o}
+	o.f.details = s.cfg.Engine.Limits.PrefixCaching
+	st := &stream{id: id, prompt: prompt, output: output, blocks: req.blocks, finished: make(chan struct{}), out: o}
 	if req.Stream {
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -402,7 +464,10 @@ func (o *response) fail(msg string) {
 func (o *response) whole() {
 	f := &o.f
 	finish := f.finish()
-	u := map[string]int{"prompt_tokens": f.prompt, "completion_tokens": o.done, "total_tokens": f.prompt + o.done}
+	u := map[string]any{"prompt_tokens": f.prompt, "completion_tokens": o.done, "total_tokens": f.prompt + o.done}
+	if f.details {
+		u["prompt_tokens_details"] = map[string]int{"cached_tokens": int(f.cached.Load())}
+	}
 	var choice map[string]any
 	obj := "text_completion"
 	if f.chat {
@@ -428,6 +493,11 @@ type frames struct {
 	maxTokens int       // tokens this response will produce
 	requested int       // max_tokens asked for
 	stamp     time.Time // non-zero: each token frame carries "servelab_t", its send time in seconds since this
+	// details: usage carries prompt_tokens_details.cached_tokens, the
+	// prompt tokens the prefix cache served (set by the driver when the
+	// prefill starts), as vLLM reports them with prefix caching.
+	details bool
+	cached  atomic.Int32
 }
 
 // finish is "length" when the response ran to max_tokens, "stop" when it ended early.
@@ -459,6 +529,11 @@ func (f *frames) appendUsage(b []byte, completion int) []byte {
 	b = strconv.AppendInt(b, int64(completion), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(f.prompt+completion), 10)
+	if f.details {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(f.cached.Load()), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

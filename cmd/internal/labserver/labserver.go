@@ -96,6 +96,7 @@ type stream struct {
 	id       int
 	prompt   int
 	output   int
+	blocks   []uint64      // the prompt's block names (prefix caching)
 	left     atomic.Bool   // the client went away: deliver nothing more
 	finished chan struct{} // closed by the writer after the last frame
 	emitted  int           // metronome-only: tokens delivered
@@ -686,7 +687,7 @@ func (s *Server) drive() {
 		if submitted%dropEvery == 0 {
 			eng.DropFinished() // an engine that never idles must not keep every request it served
 		}
-		err := eng.Submit(sim.Request{ID: st.id, Arrival: eng.Now(), Prompt: st.prompt, Output: st.output})
+		err := eng.Submit(sim.Request{ID: st.id, Arrival: eng.Now(), Prompt: st.prompt, Output: st.output, Blocks: st.blocks})
 		if err != nil {
 			s.dispatch([]emission{{st: st, at: time.Now(), err: err.Error()}})
 			return
@@ -762,6 +763,11 @@ func (s *Server) drive() {
 		gap, perWriter := s.schedule(deadline.Sub(wall(it.Start)), len(streams))
 		var ended []*stream
 		for _, item := range it.Items {
+			if item.Cached > 0 { // its prefill starts after a cached prefix: usage reports it
+				if st := streams[item.ID]; st != nil {
+					st.out.f.cached.Store(int32(item.Cached))
+				}
+			}
 			if !item.Emit {
 				continue
 			}

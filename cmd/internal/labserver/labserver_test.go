@@ -612,3 +612,52 @@ func TestScheduleFollowsWritesAndFitsThePeriod(t *testing.T) {
 		t.Errorf("self-test gap %v for 256 streams about to be placed, want 39µs", gap)
 	}
 }
+
+// TestPrefixCachingReportsCachedTokens: with prefix caching on, a chat
+// request repeating an earlier one's long system message reports the
+// cached prompt tokens in usage.prompt_tokens_details, as vLLM does, and
+// gets its first token sooner; with caching off usage has no details.
+func TestPrefixCachingReportsCachedTokens(t *testing.T) {
+	system := words(3000)
+	body := func(q string) string {
+		return `{"model":"lab-model","max_tokens":4,"stream":true,"ignore_eos":true,"stream_options":{"include_usage":true},
+		  "messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"` + q + `"}]}`
+	}
+	usage := func(fs []frame) map[string]any {
+		for _, f := range fs {
+			if u, ok := f.data["usage"].(map[string]any); ok {
+				return u
+			}
+		}
+		t.Fatalf("no usage frame in %v", fs)
+		return nil
+	}
+	// ttft is the time to the first content frame.
+	ask := func(url, q string) (map[string]any, time.Duration) {
+		t0 := time.Now()
+		_, fs, err := openStream(t, context.Background(), url, "/v1/chat/completions", body(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return usage(fs), fs[1].at.Sub(t0)
+	}
+	_, url := start(t, func(c *Config) { c.Engine.Limits.PrefixCaching = true; c.TimeScale = 20 })
+	u1, t1 := ask(url, "what is a cache")
+	u2, t2 := ask(url, "why is it fast")
+	d1, _ := u1["prompt_tokens_details"].(map[string]any)
+	d2, _ := u2["prompt_tokens_details"].(map[string]any)
+	if d1 == nil || d1["cached_tokens"] != float64(0) {
+		t.Errorf("first request's usage %v: want cached_tokens 0", u1)
+	}
+	c2, _ := d2["cached_tokens"].(float64)
+	if p := u2["prompt_tokens"].(float64); c2 < 2900 || c2 >= p {
+		t.Errorf("second request's usage %v: want about the 3000-word system message cached, below its %g prompt tokens", u2, p)
+	}
+	if t2 >= t1 {
+		t.Errorf("the cached request's first token came after %v, the first's after %v", t2, t1)
+	}
+	_, plain := start(t, nil)
+	if u, _ := ask(plain, "what is a cache"); u["prompt_tokens_details"] != nil {
+		t.Errorf("caching off: usage %v has details", u)
+	}
+}
