@@ -69,6 +69,8 @@ var simEN = map[string]string{
 	"sim.cal.fig.prefill":    "ITL p50 during the long prefill",
 	"sim.cal.fig.decode":     "ITL p50 (decode of %d at context %d)",
 	"sim.cal.fig.prompt":     "TTFT p50 (prefill of %d tokens)",
+	"sim.trust.gpu":          "±%.0f%% (cross-validated, %s)",
+	"sim.trust.all":          "±%.0f%% (cross-validated, all GPUs)",
 	"sim.cal.why.nofigure":   "no figure in these files depends on it",
 	"sim.cal.why.nopin":      "these files do not pin it",
 	"sim.cal.why.pin":        "these files pin it only to ±%.0f%%",

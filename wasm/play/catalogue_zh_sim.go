@@ -64,6 +64,8 @@ var simZH = map[string]string{
 	"sim.cal.fig.prefill":    "长提示 prefill 期间的 ITL p50",
 	"sim.cal.fig.decode":     "ITL p50（%d 个序列、上下文 %d 的 decode）",
 	"sim.cal.fig.prompt":     "TTFT p50（%d token 的 prefill）",
+	"sim.trust.gpu":          "±%.0f%%（交叉验证，%s）",
+	"sim.trust.all":          "±%.0f%%（交叉验证，所有 GPU）",
 	"sim.cal.why.nofigure":   "这些文件里没有哪个数字依赖它",
 	"sim.cal.why.nopin":      "这些文件定不住它",
 	"sim.cal.why.pin":        "这些文件只能把它定到 ±%.0f%%",
