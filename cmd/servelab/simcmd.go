@@ -147,7 +147,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return n.Text
 	}
 	if t := trust(sim.RegimeTTFT); t != "" {
-		head = append(head, "published error")
+		head = append(head, "held-out error")
 		for i, reg := range []string{sim.RegimeTTFT, sim.RegimeTPOT, sim.RegimeTPOT, ""} {
 			rows[i] = append(rows[i], trust(reg))
 		}
