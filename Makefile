@@ -53,16 +53,15 @@ worker-local: deps worker
 	cd build/worker && ../../cmd/worker/node_modules/.bin/workerd serve workerd.capnp
 
 # The step model's profiles against the published points (cmd/servelab/testdata/fidelity):
-# published, lecture, vllm, error, and the median/worst |error| by regime.
+# published, lecture, vllm, error, the median/worst |error| by regime, and the vllm fit's
+# error on points held out of it (5-fold cross-validation: minutes).
 fidelity:
-	$(GO) run ./cmd/servelab fidelity
+	$(GO) run ./cmd/servelab fidelity --cv 5
 
-# Refit the vllm profile's per-GPU constants to the points (minutes) and rewrite it; review the diff.
+# Refit the vllm profile to the points (every stage, then 5-fold cross-validation; about 10 minutes
+# on 2 busy cores) and rewrite it with its held-out errors; review the diff.
 fidelity-fit:
-	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
-	$(GO) run ./cmd/servelab fidelity --fit --gpu H100-SXM --free eff_compute,eff_mem,overhead,roofline_p --write sim/profiles/vllm.json
-	$(GO) run ./cmd/servelab fidelity --fit --gpu H200 --free eff_mem --write sim/profiles/vllm.json
-	$(GO) run ./cmd/servelab fidelity --fit --gpu A100-80GB --free collective_latency --write sim/profiles/vllm.json
+	$(GO) run ./cmd/servelab fidelity --fit --write sim/profiles/vllm.json
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sim/... ./cmd/servelab/

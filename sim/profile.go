@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,105 @@ type Profile struct {
 	// Calibrates names the constants `servelab calibrate` fits within this
 	// profile (default eff_compute, eff_mem, overhead).
 	Calibrates []string `json:"calibrates,omitempty"`
+	// CrossValidated is how far the profile's predictions are from
+	// published figures it was not fitted to (see Trust); written by the fit.
+	CrossValidated *CrossValidated `json:"cross_validated,omitempty"`
+}
+
+// The regimes a prediction's error is stated for (CVError.Regime).
+const (
+	RegimeTTFT       = "ttft"       // a prompt's prefill: time to first token
+	RegimeTPOT       = "tpot"       // a decode step: time per output token, inter-token latency
+	RegimeThroughput = "throughput" // requests or tokens per second at load
+)
+
+// Regimes lists the regimes a profile's cross-validated error is kept for.
+func Regimes() []string { return []string{RegimeTTFT, RegimeTPOT, RegimeThroughput} }
+
+// CrossValidated is a profile's error on published points held out of its
+// fit: each point predicted by a fit made without it (k-fold).
+type CrossValidated struct {
+	// Method says how the points were split and where they are.
+	Method string    `json:"method"`
+	Errors []CVError `json:"errors"`
+}
+
+// CVError is the held-out error of one regime on one GPU ("" for all GPUs).
+type CVError struct {
+	Regime string `json:"regime"`
+	GPU    string `json:"gpu,omitempty"`
+	Points int    `json:"points"`
+	// Median is the median |predicted/published - 1| over the points.
+	Median float64 `json:"median_abs_error"`
+	// Within20 is the fraction of the points within 20%.
+	Within20 float64 `json:"within_20pct"`
+}
+
+// minTrustPoints is the fewest held-out points a GPU's own error needs;
+// with fewer, Trust states the error over all GPUs.
+const minTrustPoints = 3
+
+// Trust returns the profile's cross-validated error for a prediction in
+// regime (RegimeTTFT, RegimeTPOT, RegimeThroughput) on gpu: the GPU's own
+// held-out error where it has at least three points in that regime, else
+// the error over all GPUs; and a note saying it ("±6% (cross-validated,
+// H100-SXM)"). ok is false when the profile states no error for the regime.
+func (p *Profile) Trust(regime, gpu string) (e CVError, note Note, ok bool) {
+	if p == nil || p.CrossValidated == nil {
+		return CVError{}, Note{}, false
+	}
+	want := ""
+	if g, err := hwspecs.Get(gpu); err == nil {
+		want = g.Name
+	}
+	var all CVError
+	haveAll := false
+	for _, c := range p.CrossValidated.Errors {
+		if c.Regime != regime || c.Points == 0 {
+			continue
+		}
+		if c.GPU == "" {
+			all, haveAll = c, true
+			continue
+		}
+		if h, err := hwspecs.Get(c.GPU); err == nil && h.Name == want && c.Points >= minTrustPoints {
+			return c, Say("trust.gpu", "±%.0f%% (cross-validated, %s)", 100*c.Median, h.Name), true
+		}
+	}
+	if !haveAll {
+		return CVError{}, Note{}, false
+	}
+	return all, Say("trust.all", "±%.0f%% (cross-validated, all GPUs)", 100*all.Median), true
+}
+
+// TrustFor is Trust for a prediction of step model s in regime, when s
+// is this profile's as validated: its GPU, 2-byte weights (the published
+// points are all FP16/BF16; FP8 was not validated). ok is false otherwise.
+func (p *Profile) TrustFor(s StepModel, regime string) (note Note, ok bool) {
+	if p == nil || s.Profile != p.Name || s.DtypeBytes != 2 {
+		return Note{}, false
+	}
+	_, note, ok = p.Trust(regime, s.GPU.Name)
+	return note, ok
+}
+
+// check returns an error naming the first entry with an unknown regime,
+// a GPU not in the catalogue, or a value out of range.
+func (cv *CrossValidated) check() error {
+	for i, c := range cv.Errors {
+		if !slices.Contains(Regimes(), c.Regime) {
+			return fmt.Errorf("profile cross_validated.errors[%d]: unknown regime %q; valid: %s", i, c.Regime, strings.Join(Regimes(), ", "))
+		}
+		if c.GPU != "" {
+			if _, err := hwspecs.Get(c.GPU); err != nil {
+				return fmt.Errorf("profile cross_validated.errors[%d]: %w", i, err)
+			}
+		}
+		if c.Points < 0 || !(c.Median >= 0 && c.Median < 100) || !(c.Within20 >= 0 && c.Within20 <= 1) {
+			return fmt.Errorf("profile cross_validated.errors[%d]: points %d, median %g, within_20pct %g out of range", i, c.Points, c.Median, c.Within20)
+		}
+	}
+	return nil
 }
 
 // ConstantInfo describes one constant a profile may set.
@@ -178,6 +278,11 @@ func ParseProfile(data []byte) (*Profile, error) {
 	if err := checkConstants("constants", p.Constants); err != nil {
 		return nil, err
 	}
+	if p.CrossValidated != nil {
+		if err := p.CrossValidated.check(); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range p.Calibrates {
 		if _, ok := constantInfo(n); !ok {
 			return nil, fmt.Errorf("profile calibrates: unknown constant %q; valid: %s", n, constantNames())
@@ -209,6 +314,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 // holds a control character (tab and newline allowed), nil otherwise.
 func (p *Profile) checkTexts() error {
 	texts := [][2]string{{"name", p.Name}, {"title", p.Title}, {"description", p.Description}, {"unfitted_note", p.Unfitted}}
+	if p.CrossValidated != nil {
+		texts = append(texts, [2]string{"cross_validated.method", p.CrossValidated.Method})
+	}
 	for n, c := range p.Constants {
 		texts = append(texts, [2]string{"constants." + n, n}, [2]string{"constants." + n + ".source", c.Source})
 	}
@@ -321,7 +429,8 @@ func (p *Profile) ApplyConfig(c Config) (Config, error) {
 }
 
 // With returns a copy of the profile whose constant name, for gpu, is v
-// from source (a flag the user typed, a calibration).
+// from source (a flag the user typed, a calibration). The copy states no
+// cross-validated error: its constants are not the ones validated.
 func (p *Profile) With(gpu, name string, v float64, source string) (*Profile, error) {
 	info, ok := constantInfo(name)
 	if !ok {
@@ -335,6 +444,7 @@ func (p *Profile) With(gpu, name string, v float64, source string) (*Profile, er
 		return nil, err
 	}
 	q := p.Clone()
+	q.CrossValidated = nil
 	fit, _ := q.gpuFit(g.Name)
 	for k := range q.GPUs { // one key per GPU, the catalogue's spelling
 		if h, err := hwspecs.Get(k); err == nil && h.Name == g.Name {
@@ -370,6 +480,11 @@ func (p *Profile) Clone() *Profile {
 		}
 		f.Constants = cs
 		q.GPUs[k] = f
+	}
+	if p.CrossValidated != nil {
+		cv := *p.CrossValidated
+		cv.Errors = slices.Clone(cv.Errors)
+		q.CrossValidated = &cv
 	}
 	return &q
 }

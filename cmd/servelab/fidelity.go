@@ -21,10 +21,7 @@ import (
 	"strings"
 
 	"servelab/cmd/internal/atomicfile"
-	"servelab/hwspecs"
-	"servelab/modelspecs"
 	"servelab/sim"
-	"servelab/sim/calibrate"
 )
 
 // fidelityPoint is one published figure (../shared/fidelity/points.json).
@@ -38,7 +35,10 @@ type fidelityPoint struct {
 	Metric    string  `json:"metric"`
 	Published float64 `json:"published"`
 	Regime    string  `json:"regime"`
-	Cmd       string  `json:"servelab_cmd"`
+	// Class is the regime whose error the point counts in (sim.Regimes:
+	// ttft, tpot, throughput).
+	Class string `json:"class"`
+	Cmd   string `json:"servelab_cmd"`
 }
 
 const defaultPoints = "cmd/servelab/testdata/fidelity/points.json"
@@ -55,6 +55,9 @@ func loadPoints(path string) ([]fidelityPoint, error) {
 	for i, p := range pts {
 		if p.ID == "" || !(p.Published > 0) || !strings.HasPrefix(p.Cmd, "servelab ") {
 			return nil, fmt.Errorf("%s: point %d (%q) needs id, a positive published value and a servelab_cmd", path, i, p.ID)
+		}
+		if !slices.Contains(sim.Regimes(), p.Class) {
+			return nil, fmt.Errorf("%s: point %q: class %q is not one of %s", path, p.ID, p.Class, strings.Join(sim.Regimes(), ", "))
 		}
 	}
 	return pts, nil
@@ -145,15 +148,15 @@ type fidelityRow struct {
 }
 
 func runFidelity(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fidelity", "[--points FILE] [--profiles lecture,vllm] [--json] | --fit [--base vllm] [--write FILE]", stderr)
+	fs := newFlags("fidelity", "[--points FILE] [--profiles lecture,vllm] [--cv K] [--json] | --fit [--base vllm] [--write FILE]", stderr)
 	points := fs.String("points", defaultPoints, "published points (JSON list with servelab_cmd per point; inputs/ relative to it)")
 	profiles := fs.String("profiles", "lecture,vllm", "profiles to compare (names or files), comma-separated")
 	asJSON := fs.Bool("json", false, "print JSON")
-	fit := fs.Bool("fit", false, "refit the base profile's per-GPU constants to the points and print them")
-	base := fs.String("base", "vllm", "--fit: the profile to refit")
-	write := fs.String("write", "", "--fit: write the refitted profile here (e.g. sim/profiles/vllm.json)")
-	free := fs.String("free", "eff_compute,eff_mem,overhead", "--fit: the constants fitted per GPU, comma-separated")
-	only := fs.String("gpu", "", "--fit: refit this GPU only")
+	cv := fs.Int("cv", 0, "also cross-validate the vllm profile's fit: K folds, each point predicted by the fit made without its fold (0: off)")
+	workers := fs.Int("workers", 2, "--cv, --fit: folds fitted at once")
+	fit := fs.Bool("fit", false, "refit the base profile to the points (every stage of the vllm fit), cross-validate the fit (--cv, default 5) and print both")
+	base := fs.String("base", "vllm", "--fit, --cv: the profile to refit")
+	write := fs.String("write", "", "--fit: write the refitted profile, with its cross-validated errors, here (e.g. sim/profiles/vllm.json)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -162,8 +165,21 @@ func runFidelity(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	dir := filepath.Dir(*points)
+	if *fit && *cv == 0 {
+		*cv = 5
+	}
+	var held []heldOut
+	if *cv != 0 {
+		b, err := loadProfile(*base)
+		if err != nil {
+			return err
+		}
+		if held, err = crossValidate(b, pts, dir, vllmStages, *cv, *workers); err != nil {
+			return err
+		}
+	}
 	if *fit {
-		return fitProfile(pts, dir, *base, *write, strings.Split(*free, ","), *only, stdout)
+		return fitProfile(pts, dir, *base, *write, held, *cv, stdout)
 	}
 	names := strings.Split(*profiles, ",")
 	files := map[string]string{}
@@ -175,9 +191,16 @@ func runFidelity(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(stdout, map[string]any{"points": rows, "summary": fidelitySummary(rows, names)})
+		out := map[string]any{"points": rows, "summary": fidelitySummary(rows, names)}
+		if held != nil {
+			out["cross_validated"] = sim.CrossValidated{Method: cvMethod(*cv, len(pts)), Errors: cvErrors(held)}
+		}
+		return writeJSON(stdout, out)
 	}
 	printFidelity(stdout, rows, names)
+	if held != nil {
+		printCV(stdout, held, *cv)
+	}
 	return nil
 }
 
@@ -292,102 +315,20 @@ func printFidelity(w io.Writer, rows []fidelityRow, names []string) {
 // printGrid prints a left-aligned first column and right-aligned others.
 func printGrid(w io.Writer, head []string, rows [][]string) { grid(w, "", true, head, rows) }
 
-// fitProfile refits base's constants for each GPU with points, with the
-// calibration's fit (calibrate.Fit): each point is evidence whose
-// prediction runs its command under a profile holding the candidate
-// constants. Constants the points do not pin keep the profile-wide values.
-func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string, only string, stdout io.Writer) error {
+// fitProfile refits base to every point (fitProcedure with vllmStages),
+// prints each stage's fit and the held-out errors, and writes the profile,
+// with those errors, to write (if set).
+func fitProfile(pts []fidelityPoint, dir, baseName, write string, held []heldOut, k int, stdout io.Writer) error {
 	base, err := loadProfile(baseName)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "servelab-fit-")
+	out, err := fitProcedure(base, pts, dir, vllmStages, stdout)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	byGPU := map[string][]fidelityPoint{}
-	var gpus []string
-	for _, p := range pts {
-		g, err := hwspecs.Get(p.GPU)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.ID, err)
-		}
-		if _, ok := byGPU[g.Name]; !ok {
-			gpus = append(gpus, g.Name)
-		}
-		byGPU[g.Name] = append(byGPU[g.Name], p)
-	}
-	out := base
-	for _, gname := range gpus {
-		if only != "" && !strings.EqualFold(only, gname) {
-			continue
-		}
-		g, _ := hwspecs.Get(gname)
-		m, _ := modelspecs.Get(modelspecs.Default)
-		start, err := base.Apply(sim.StepModel{Model: m, GPU: g})
-		if err != nil {
-			return err
-		}
-		file := filepath.Join(tmp, "candidate.json")
-		// The candidate profile: base's physics, the step model's constants for this GPU.
-		candidate := func(s sim.StepModel) error {
-			p := base
-			for _, c := range sim.StepConstants(s, nil) {
-				if p, err = p.With(gname, c.Name, c.Value, "candidate"); err != nil {
-					return err
-				}
-			}
-			data, err := p.Marshal()
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(file, data, 0o644)
-		}
-		var evidence []calibrate.Evidence
-		for _, pt := range byGPU[gname] {
-			pt := pt
-			evidence = append(evidence, calibrate.Evidence{Source: pt.ID, Names: []string{pt.Metric},
-				Measured: []float64{pt.Published}, Noise: []float64{0.05},
-				Predict: func(s sim.StepModel) ([]float64, error) {
-					if err := candidate(s); err != nil {
-						return nil, err
-					}
-					v, err := pt.eval(dir, file)
-					return []float64{v}, err
-				}})
-		}
-		cal, err := calibrate.Fit(start, free, evidence)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s: %d points\n", gname, len(byGPU[gname]))
-		var ids []string
-		for _, pt := range byGPU[gname] {
-			ids = append(ids, pt.ID)
-		}
-		for _, c := range cal.Constants {
-			state := fmt.Sprintf("±%.0f%%", 100*c.RelStdErr)
-			if !c.Identified {
-				state = c.Note
-			}
-			fmt.Fprintf(stdout, "  %-18s %.4g (was %.4g) %s\n", c.Name, c.Value, c.Base, state)
-			if c.Identified {
-				src := fmt.Sprintf("fitted by `servelab fidelity --fit` (%s free) to the %d published points on %s in cmd/servelab/testdata/fidelity (±%.0f%%)",
-					strings.Join(free, ", "), len(ids), gname, 100*c.RelStdErr)
-				if out, err = out.With(gname, c.Name, c.Value, src); err != nil {
-					return err
-				}
-			}
-		}
-		for _, t := range cal.Targets {
-			fmt.Fprintf(stdout, "    %-40s published %9.4g  before %9.4g (%+5.1f%%)  after %9.4g (%+5.1f%%)\n",
-				t.Source, t.Measured, t.Base, 100*(t.Base/t.Measured-1), t.Fitted, 100*(t.Fitted/t.Measured-1))
-		}
-		fit := out.GPUs[gname]
-		fit.Points = ids
-		out.GPUs[gname] = fit
-	}
+	out.CrossValidated = &sim.CrossValidated{Method: cvMethod(k, len(pts)), Errors: cvErrors(held)}
+	printCV(stdout, held, k)
 	if write != "" {
 		data, err := out.Marshal()
 		if err != nil {
@@ -396,4 +337,14 @@ func fitProfile(pts []fidelityPoint, dir, baseName, write string, free []string,
 		return atomicfile.WriteFile(write, data, 0o644)
 	}
 	return nil
+}
+
+// roundSig rounds v to n significant digits (the profile's values are
+// written so, not with the optimiser's noise).
+func roundSig(v float64, n int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	p := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -133,6 +135,101 @@ func TestFidelityCorrectionsMatter(t *testing.T) {
 		t.Logf("%s: median |error| %.1f%% with, %.1f%% without", c.name, 100*with, 100*off)
 		if with > c.with || off <= c.off {
 			t.Errorf("%s: median |error| %.1f%% with (want <= %.0f%%), %.1f%% without (want > %.0f%%)", c.name, 100*with, 100*c.with, 100*off, 100*c.off)
+		}
+	}
+}
+
+// Cross-validation predicts each point with a fit made without it: point 0
+// held out gives what a fit to the other points predicts for it, and its
+// held-out error differs from its error under the fit to every point.
+func TestCrossValidationHoldsPointsOut(t *testing.T) {
+	all, err := loadPoints(pointsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pts []fidelityPoint
+	for _, p := range all {
+		if strings.HasPrefix(p.ID, "vidur-Llama-2-7B-H100-SXM-") {
+			pts = append(pts, p)
+		}
+	}
+	base, err := sim.BuiltinProfile("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(pointsFile)
+	stages := []fitStage{{GPU: "H100-SXM", Free: []string{"eff_compute", "eff_mem"}}}
+	k := len(pts)
+	held, err := crossValidate(base, pts, dir, stages, k, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := fitProcedure(base, pts[1:], dir, stages, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything, err := fitProcedure(base, pts, dir, stages, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(p *sim.Profile) float64 {
+		data, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "p.json")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v, err := pts[0].eval(dir, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got, want := held[0].Value, eval(without); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("%s held out: %g, a fit without it predicts %g", pts[0].ID, got, want)
+	}
+	if in := eval(everything); math.Abs(held[0].Value/in-1) < 1e-6 {
+		t.Errorf("%s: held-out prediction %g equals the fit to every point's %g", pts[0].ID, held[0].Value, in)
+	}
+	if _, err := crossValidate(base, pts, dir, stages, 1, 1); err == nil {
+		t.Error("k = 1 accepted")
+	}
+	rows := cvErrors(held)
+	if len(rows) == 0 || rows[0].GPU != "" {
+		t.Fatalf("cvErrors: %+v, want the all-GPU row first", rows)
+	}
+}
+
+// The vllm profile states its held-out error for every regime, and the CLI
+// prints it beside a vllm prediction, never beside a lecture one.
+func TestPredictionsSayTheirHeldOutError(t *testing.T) {
+	p, err := sim.BuiltinProfile("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reg := range sim.Regimes() {
+		if _, _, ok := p.Trust(reg, "A100-80GB"); !ok {
+			t.Errorf("vllm states no cross-validated error for %s", reg)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"step", "--profile", "vllm", "--gpu", "A100-80GB", "--batch", "8", "--context", "100"}, true},
+		{[]string{"step", "--profile", "lecture", "--gpu", "A100-80GB", "--batch", "8", "--context", "100"}, false},
+		{[]string{"step", "--profile", "vllm", "--eff-mem", "0.5", "--batch", "8", "--context", "100"}, false},
+		{[]string{"sim", "--profile", "vllm", "--rate", "2", "--requests", "20"}, true},
+		{[]string{"sim", "--profile", "lecture", "--rate", "2", "--requests", "20"}, false},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != 0 {
+			t.Fatalf("%v: %s", c.args, errb.String())
+		}
+		if got := strings.Contains(out.String(), "cross-validated"); got != c.want {
+			t.Errorf("%v: says its cross-validated error: %v, want %v\n%s", c.args, got, c.want, out.String())
 		}
 	}
 }

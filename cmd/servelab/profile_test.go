@@ -57,7 +57,7 @@ func TestStepProfileConstantsAndOverrides(t *testing.T) {
 			t.Errorf("%s has no source", c.Name)
 		}
 	}
-	if e, src := constant(v, "eff_compute"); e != 0.6876 || !strings.Contains(src, "fidelity --fit") {
+	if e, src := constant(v, "eff_compute"); e != 0.6882 || !strings.Contains(src, "fidelity --fit") {
 		t.Errorf("A100 eff_compute %g from %q", e, src)
 	}
 	b := stepJSON(t, "--profile", "vllm", "--gpu", "B200")

@@ -209,13 +209,30 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if f.Truncated {
 		fmt.Fprintf(stdout, "  WARNING: cut short after %d iterations\n", f.Steps)
 	}
-	table(stdout, []string{"", "P50", "P90", "P99"}, [][]string{
+	head := []string{"", "P50", "P90", "P99"}
+	rows := [][]string{
 		{"TTFT", ms(f.TTFTP50), ms(f.TTFTP90), ms(f.TTFTP99)},
 		{"TPOT", ms(f.TPOTP50), ms(f.TPOTP90), ms(f.TPOTP99)},
 		{"ITL", ms(f.ITLP50), ms(f.ITLP90), ms(f.ITLP99)},
 		{"E2E", ms(f.E2EP50), ms(f.E2EP90), ms(f.E2EP99)},
-	})
-	fmt.Fprintf(stdout, "  throughput %.0f output tok/s over %.2f simulated s (%d iterations)\n", f.Throughput, f.SimSeconds, f.Steps)
+	}
+	// Beside a profile's prediction, its error on published points held out of its fit.
+	trust := func(regime string) string {
+		n, _ := ef.resolved.TrustFor(step, regime)
+		return n.Text
+	}
+	if t := trust(sim.RegimeTTFT); t != "" {
+		head = append(head, "held-out error")
+		for i, reg := range []string{sim.RegimeTTFT, sim.RegimeTPOT, sim.RegimeTPOT, ""} {
+			rows[i] = append(rows[i], trust(reg))
+		}
+	}
+	table(stdout, head, rows)
+	fmt.Fprintf(stdout, "  throughput %.0f output tok/s over %.2f simulated s (%d iterations)", f.Throughput, f.SimSeconds, f.Steps)
+	if t := trust(sim.RegimeThroughput); t != "" {
+		fmt.Fprintf(stdout, ", %s", t)
+	}
+	fmt.Fprintln(stdout)
 	printPrefix(stdout, f.Prefix)
 	printReplicas(stdout, f.Replicas)
 	return nil

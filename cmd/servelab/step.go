@@ -61,7 +61,15 @@ func runStep(args []string, stdout, stderr io.Writer) error {
 	if *prefill > 0 {
 		fmt.Fprintf(stdout, " + a %d-token prefill", *prefill)
 	}
-	fmt.Fprintf(stdout, "\n  step time   %s (%s-bound)\n", ms(c.Seconds), c.Bound)
+	fmt.Fprintf(stdout, "\n  step time   %s (%s-bound)", ms(c.Seconds), c.Bound)
+	regime := sim.RegimeTPOT // a decode step
+	if *prefill > 0 {
+		regime = sim.RegimeTTFT // a prefill in it
+	}
+	if n, ok := sf.resolved.TrustFor(step, regime); ok {
+		fmt.Fprintf(stdout, ", %s", n.Text)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "  compute     %.3g FLOPs -> %s at %.0f%% of %.0f TFLOP/s\n", c.FLOPs, ms(c.ComputeTime), step.EffCompute*100, step.GPU.FLOPS/1e12)
 	fmt.Fprintf(stdout, "  memory      %.3g bytes -> %s at %.0f%% of %.2f TB/s\n", c.Bytes, ms(c.MemoryTime), step.EffMem*100, step.GPU.MemBW/1e12)
 	if c.CommTime > 0 {

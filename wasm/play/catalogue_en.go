@@ -701,6 +701,8 @@ var catalogueEN = map[string]string{
 	// exactly: TestSimTextsAreInTheCatalogues checks it.
 	"sim.bench.chunks":             "chunks carried %.2f tokens on average, so a chunk gap is not one inter-token gap: itl is per chunk (%s); itl_token spreads each gap over the tokens after the first, shared evenly among the request's chunks (the file keeps each request's total, not each chunk's count)",
 	"sim.bench.merged":             "figures stated by %s",
+	"sim.trust.gpu":                "±%.0f%% (cross-validated, %s)",
+	"sim.trust.all":                "±%.0f%% (cross-validated, all GPUs)",
 	"sim.bench.vllm.probe":         "probe requests (apart from the %d requests): %d completed, %d failed, e2e median %.2f ms, p99 %.2f ms",
 	"sim.bench.vllm.spec":          "speculative decoding: %.1f%% of drafted tokens accepted, %.2f tokens a target-model pass",
 	"sim.bench.vllm.notoken":       "%d requests with an empty error, ttft 0 and no output are counted as failed",

@@ -683,6 +683,8 @@ var catalogueZH = map[string]string{
 	// The Chinese of the texts the simulator writes (as in catalogue_en.go).
 	"sim.bench.chunks":             "每个数据块平均带 %.2f 个 token，所以块间隔不等于一个 token 间隔：itl 按块计（%s）；itl_token 把每个间隔分摊到第一个 token 之后的各个 token 上，在该请求的各块之间平均分配（文件只记每个请求的 token 总数，不记每块的数）",
 	"sim.bench.merged":             "文件自述的数字取自 %s",
+	"sim.trust.gpu":                "±%.0f%%（交叉验证，%s）",
+	"sim.trust.all":                "±%.0f%%（交叉验证，所有 GPU）",
 	"sim.bench.vllm.probe":         "探测请求（不在那 %d 个请求之内）：完成 %d 个，失败 %d 个，端到端中位数 %.2f ms，p99 %.2f ms",
 	"sim.bench.vllm.spec":          "投机解码：草稿 token 的接受率 %.1f%%，目标模型每次前向产出 %.2f 个 token",
 	"sim.bench.vllm.notoken":       "%d 个请求错误为空、ttft 为 0 且没有输出，记为失败",
