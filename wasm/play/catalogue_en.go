@@ -784,10 +784,13 @@ var catalogueEN = map[string]string{
 	"sim.cal.gpunote":        "calibrated on %s: fitted %s; the rest from profile %s",
 	"cal.notid.item":         "%s: %s",
 
-	"ptpl.fitted": "fitted by `%s` to the %s published points on %s (cmd/servelab/testdata/fidelity) (±%s)",
-	"ptpl.gpufit": "fitted to %s published points on %s",
-	"ptpl.mean":   "no published points for this GPU: the mean of the values fitted on %s (%s) and %s (%s)",
-	"ptpl.nofit":  "%s has no constants of its own in profile %s: the profile-wide values apply",
+	"ptpl.fitfree":   "fitted by `%s` (%s free) to the %s published points on %s in cmd/servelab/testdata/fidelity (±%s)",
+	"ptpl.samechip":  "%s fitted to %s published points on %s; %s from %s (the same chip)",
+	"ptpl.chipvalue": "%s's fitted value (the same chip)",
+	"ptpl.fitted":    "fitted by `%s` to the %s published points on %s (cmd/servelab/testdata/fidelity) (±%s)",
+	"ptpl.gpufit":    "fitted to %s published points on %s",
+	"ptpl.mean":      "no published points for this GPU: the mean of the values fitted on %s (%s) and %s (%s)",
+	"ptpl.nofit":     "%s has no constants of its own in profile %s: the profile-wide values apply",
 
 	"ptext.lecture.effc":      "lecture: reproduces its 14.07 ms prefill of 512 tokens and the 7.23x slowdown (Llama-3.1-8B, H100 SXM)",
 	"ptext.lecture.effm":      "lecture: reproduces its ~7.7 ms decode step of 32 sequences at context 700 (Llama-3.1-8B, H100 SXM)",

@@ -766,10 +766,13 @@ var catalogueZH = map[string]string{
 	"sim.cal.gpunote":        "在 %s 上校准：拟合了 %s；其余取自配置档 %s",
 	"cal.notid.item":         "%s：%s",
 
-	"ptpl.fitted": "由 `%[1]s` 按 %[3]s 上的 %[2]s 个公开数据点拟合（cmd/servelab/testdata/fidelity）（±%[4]s）",
-	"ptpl.gpufit": "按 %[2]s 上的 %[1]s 个公开数据点拟合",
-	"ptpl.mean":   "这块 GPU 没有公开数据点：取 %s（%s）和 %s（%s）上拟合值的平均",
-	"ptpl.nofit":  "%s 在配置档 %s 中没有自己的常数：使用配置档的通用值",
+	"ptpl.fitfree":   "由 `%[1]s`（放开 %[2]s）按 %[4]s 上的 %[3]s 个公开数据点拟合，数据在 cmd/servelab/testdata/fidelity（±%[5]s）",
+	"ptpl.samechip":  "%[1]s 按 %[3]s 上的 %[2]s 个公开数据点拟合；%[4]s 取自 %[5]s（同一芯片）",
+	"ptpl.chipvalue": "%s 的拟合值（同一芯片）",
+	"ptpl.fitted":    "由 `%[1]s` 按 %[3]s 上的 %[2]s 个公开数据点拟合（cmd/servelab/testdata/fidelity）（±%[4]s）",
+	"ptpl.gpufit":    "按 %[2]s 上的 %[1]s 个公开数据点拟合",
+	"ptpl.mean":      "这块 GPU 没有公开数据点：取 %s（%s）和 %s（%s）上拟合值的平均",
+	"ptpl.nofit":     "%s 在配置档 %s 中没有自己的常数：使用配置档的通用值",
 
 	"ptext.lecture.effc":      "讲义：重现它的 512 token prefill 用时 14.07 毫秒和 7.23 倍的减速（Llama-3.1-8B，H100 SXM）",
 	"ptext.lecture.effm":      "讲义：重现它 32 个序列、上下文 700 时约 7.7 毫秒的 decode 步（Llama-3.1-8B，H100 SXM）",

@@ -23,7 +23,7 @@ func TestProfileInState(t *testing.T) {
 		t.Fatal(n)
 	}
 	ApplyProfile(&s)
-	if s.EffCompute != 0.6875 || s.EffMem != 0.7385 {
+	if s.EffCompute != 0.6886 || s.EffMem != 0.744 {
 		t.Errorf("vllm's H100 constants not on the sliders: %v %v", s.EffCompute, s.EffMem)
 	}
 	v, err := stepModel(s)
@@ -38,7 +38,7 @@ func TestProfileInState(t *testing.T) {
 		t.Errorf("query lacks the profile: %s", q)
 	}
 	back, notes := ParseQuery(q)
-	if back.Profile != "vllm" || back.EffCompute != 0.6875 || len(notes) != 0 {
+	if back.Profile != "vllm" || back.EffCompute != 0.6886 || len(notes) != 0 {
 		t.Errorf("link gave profile %q effc %v notes %v", back.Profile, back.EffCompute, notes)
 	}
 	if strings.Contains(q, "effc=") {
