@@ -42,6 +42,14 @@ func (figuresPanel) render(p *page, u *uiState) {
 			p.setText("fig-"+name+"-"+q, txt)
 		}
 	}
+	trust := ""
+	if u.run != nil {
+		trust = u.run.Trust(u.lang)
+	}
+	p.setText("fig-trust", trust)
+	if el := p.el("fig-trust"); !el.IsNull() {
+		setProp(el, "hidden", trust == "")
+	}
 	if u.run == nil {
 		p.setText("fig-attain", "–")
 		p.setText("fig-goodput", "–")

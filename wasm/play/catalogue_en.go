@@ -241,6 +241,8 @@ var catalogueEN = map[string]string{
 	"bound.memory":      "memory-bound",
 
 	// Figures.
+	"fig.trust":           "How far to trust the %s profile here (its error on published points left out of its fit): %s",
+	"fig.tput":            "throughput",
 	"fig.title":           "Figures",
 	"fig.caption":         "Latency (ms)",
 	"fig.nosim":           "No simulation:",

@@ -235,6 +235,8 @@ var catalogueZH = map[string]string{
 	"bound.compute":     "compute-bound（算力受限）",
 	"bound.memory":      "memory-bound（访存受限）",
 
+	"fig.trust":           "%s 配置档在此处的可信度（在拟合时留出的公开数据点上的误差）：%s",
+	"fig.tput":            "吞吐量",
 	"fig.title":           "指标",
 	"fig.caption":         "延迟（毫秒）",
 	"fig.nosim":           "没有模拟结果：",

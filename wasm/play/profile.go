@@ -190,3 +190,28 @@ func sameSteps(a, b []float64) bool {
 	}
 	return len(a) == len(b)
 }
+
+// Trust is how far to trust this run's predictions: the active profile's
+// error on published points held out of its fit, per regime, in one line
+// of lang. It is "" where the profile states none (the lecture's), for
+// FP8 weights (not validated), and once the student moved a constant.
+func (r *SimRun) Trust(lang string) string {
+	x := r.State.Experiment
+	if x.Typed&(scenario.TypedEffCompute|scenario.TypedEffMem|scenario.TypedOverhead) != 0 {
+		return ""
+	}
+	prof, err := r.State.ActiveProfile()
+	if err != nil || prof == nil {
+		return ""
+	}
+	var parts []string
+	for _, reg := range []struct{ name, regime string }{{"TTFT", sim.RegimeTTFT}, {"TPOT/ITL", sim.RegimeTPOT}, {T(lang, "fig.tput"), sim.RegimeThroughput}} {
+		if n, ok := prof.TrustFor(r.Step, reg.regime); ok {
+			parts = append(parts, reg.name+" "+Say(lang, n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return Tf(lang, "fig.trust", x.Profile, strings.Join(parts, " · "))
+}

@@ -181,3 +181,38 @@ func TestLinkCarriesACalibratedProfile(t *testing.T) {
 		t.Errorf("a built-in profile's link %s, note %q", q, note)
 	}
 }
+
+// TestTrustBesideVLLMPredictions: a vllm-profile run states its held-out
+// error per regime (issue 30 item 5); the lecture profile and a run whose
+// constant the student moved state none.
+func TestTrustBesideVLLMPredictions(t *testing.T) {
+	s := DefaultState()
+	s.Set("profile", "vllm")
+	ApplyProfile(&s)
+	s.SetNum("n", 50)
+	r, err := Simulate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range Langs() {
+		got := r.Trust(lang)
+		if !strings.Contains(got, "TTFT") || !strings.Contains(got, "TPOT/ITL") || !strings.Contains(got, "±") || !strings.Contains(got, "H100") {
+			t.Errorf("%s: vllm run's trust line %q: want TTFT, TPOT/ITL and throughput errors on H100", lang, got)
+		}
+	}
+	s.SetNum("effc", 0.5)
+	moved, err := Simulate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := moved.Trust("en"); got != "" {
+		t.Errorf("with a moved constant: %q; want none (the fit's error no longer applies)", got)
+	}
+	lec, err := Simulate(DefaultState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lec.Trust("en"); got != "" {
+		t.Errorf("lecture profile: %q; want none", got)
+	}
+}
