@@ -196,6 +196,18 @@ func sameSteps(a, b []float64) bool {
 // of lang. It is "" where the profile states none (the lecture's), for
 // FP8 weights (not validated), and once the student moved a constant.
 func (r *SimRun) Trust(lang string) string {
+	if t, ok := r.trust[lang]; ok {
+		return t // (a render per frame must not parse the profile again)
+	}
+	t := r.trustIn(lang)
+	if r.trust == nil {
+		r.trust = map[string]string{}
+	}
+	r.trust[lang] = t
+	return t
+}
+
+func (r *SimRun) trustIn(lang string) string {
 	x := r.State.Experiment
 	if x.Typed&(scenario.TypedEffCompute|scenario.TypedEffMem|scenario.TypedOverhead) != 0 {
 		return ""

@@ -51,6 +51,7 @@ type SimRun struct {
 	// ideal engine, no limit); Preemptions and Rejected count over the run.
 	KVCapacity, BlockSize int
 	Preemptions, Rejected int
+	trust                 map[string]string // Trust's line by language, once computed
 	// Prefix is the prefix cache's figures (nil with caching off).
 	Prefix *sim.PrefixStats
 	// Choices is, per result, the replica a run across replicas sent the
