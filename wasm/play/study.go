@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 )
 
 // A Study is the table of a chapter made of whole runs: each row is the
-// chapter's experiment with one change (a variant), simulated on the
-// engine; each column is a figure of that run. The page fills it a row at
-// a time (one run a job), so a chapter of this kind needs no code of its
-// own in the page: a new one is a Chapter value in its own file.
+// chapter's experiment with one change (a variant), run on the engine
+// (sim/course computes the chapters' rows); each column is a figure of
+// that row. The page fills it a row at a time (a job a row), so a chapter
+// of this kind needs no code of its own in the page: a new one is a
+// Chapter value in its own file.
 type Study struct {
 	// Rows are the variants at s, in the table's order.
 	Rows func(s State) []StudyRow
@@ -26,22 +26,22 @@ type Study struct {
 	Answer func(s State, t *StudyTable) int
 }
 
-// StudyRow is one variant: its name (catalogue key and arguments), the
-// experiment it runs, and the setting a click on its row applies to the
-// timeline ("" for none: a URL query, as the lecture's rows).
+// StudyRow is one variant: its name (catalogue key and arguments), what
+// computes its figures (by column key), and the setting a click on its
+// row applies to the timeline ("" for none: a URL query, as the
+// lecture's rows).
 type StudyRow struct {
-	Key   string
-	Args  []any
-	State State
-	Pick  string
+	Key  string
+	Args []any
+	Run  func() (map[string]float64, error)
+	Pick string
 }
 
-// StudyCol is one figure of a run: its name (catalogue key), its unit
-// ("ms", "%", "x", "req/s", "tok/s", "tokens" or ""), and how it is read.
+// StudyCol is one figure of a row: its name (catalogue key "col.KEY") and
+// its unit ("ms", "%", "x", "req/s", "tok/s", "tokens" or "").
 type StudyCol struct {
-	Key   string
-	Unit  string
-	Value func(r *SimRun) float64
+	Key  string
+	Unit string
 }
 
 // StudyTable is a study's table being filled: Vals[row][col], NaN until
@@ -70,21 +70,22 @@ func (st *Study) NewTable(s State) *StudyTable {
 // Complete reports whether every row has its figures (or a row failed).
 func (t *StudyTable) Complete() bool { return t.Err != nil || t.Done >= len(t.Rows) }
 
-// Next simulates the next row; its run is recycled once read.
+// Next computes the next row.
 func (t *StudyTable) Next() {
 	if t.Complete() {
 		return
 	}
 	i := t.Done
-	r, err := Simulate(t.Rows[i].State)
+	v, err := t.Rows[i].Run()
 	if err != nil {
-		t.Err = fmt.Errorf("%s: %w", t.Rows[i].Key, err)
+		t.Err = err
 		return
 	}
 	for j, c := range t.Study.Cols {
-		t.Vals[i][j] = c.Value(r)
+		if x, ok := v[c.Key]; ok {
+			t.Vals[i][j] = x
+		}
 	}
-	r.Recycle()
 	t.Done++
 }
 
@@ -115,13 +116,10 @@ func (t *StudyTable) At(i int, key string) float64 {
 	return t.Vals[i][j]
 }
 
-// Key is what the table depends on: its rows' experiments.
+// Key is what the table depends on: the experiment (not the view), and
+// the uploads a model or profile may come from.
 func (st *Study) Key(s State) string {
-	var b strings.Builder
-	for _, r := range st.Rows(s) {
-		b.WriteString(r.Key + "|" + r.State.Query() + "\n")
-	}
-	return b.String()
+	return fmt.Sprintf("%d|%s", s.Sess.FilesGen(), s.Experiment.Query())
 }
 
 // FormatStudy writes a figure in its column's unit, as the table shows it.
