@@ -54,6 +54,19 @@
 // moved over the GPUs' link, and its tokens decoded on another.
 // [RunDisaggregated] runs one.
 //
+// # Prefix caching, replicas and speculation
+//
+// With [Limits.PrefixCaching] the engine keeps KV blocks by content
+// (prefix.go): a request names its prompt's full blocks by chain hashes
+// ([Request.Blocks], [ChainHashes], [HashIDs]) and reuses the longest
+// cached prefix; freed blocks stay cached until evicted, least recently
+// used first ([PrefixStats]). [Conversations] builds workloads that share
+// prefixes: a system prompt, multi-turn sessions. [RunReplicas]
+// (replicas.go) runs N colocated engines behind a router ([Route]:
+// round-robin, least-outstanding, prefix-aware) whose load figures may be
+// stale. [Speculation] (spec.go) drafts K tokens per step and verifies
+// them in one pass of K+1 ([SpecStats]).
+//
 // # Workloads, metrics and goodput
 //
 // Workloads (workload.go) are open-loop Poisson arrivals with fixed lengths
@@ -80,7 +93,9 @@
 //   - servelab/sim/lab: the lab script's (run.py) measured JSON, its summary
 //     and windows, its prompts and the token-stream reader;
 //   - servelab/sim/calibrate: fitting a profile's constants to measured runs;
-//   - servelab/sim/lecture: the interference lecture's four demos.
+//   - servelab/sim/lecture: the interference lecture's four demos;
+//   - servelab/sim/course: the live tables of the chapters after it
+//     (prefix caching, routing, speculative decoding).
 //
 // A benchmark run at a fixed concurrency replays as a closed loop:
 // [RunClosed].

@@ -71,6 +71,8 @@ type Config struct {
 	// CountGaps counts every inter-token gap by value (Outcome.Gaps): exact
 	// ITL percentiles in a few bytes per step rather than 8 per token.
 	CountGaps bool
+	// Spec is speculative decoding (spec.go); the zero value is off.
+	Spec Speculation
 }
 
 // Item is one sequence's share of an iteration.
@@ -83,6 +85,10 @@ type Item struct {
 	// Cached is the prompt tokens taken from the prefix cache before this,
 	// the prompt's first chunk (they were not computed).
 	Cached int `json:"cached,omitempty"`
+	// Accepted is, for a speculating decode (Tokens is then its drafts
+	// plus one), the drafts accepted: it got Accepted+1 tokens (capped at
+	// its output).
+	Accepted int `json:"accepted,omitempty"`
 }
 
 // Iteration is one engine step: when, how long, what it carried and why it took that long.
@@ -157,6 +163,8 @@ type Engine struct {
 	reasons map[*Seq]string
 	times   [][]float64
 	pc      prefixCache // with Limits.PrefixCaching
+	// specStats counts speculation's drafts (with Config.Spec).
+	specStats SpecStats
 }
 
 // reject marks s as rejected for reason.
@@ -220,6 +228,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if l.MaxIterations == 0 {
 		l.MaxIterations = DefaultMaxIterations
+	}
+	if err := cfg.Spec.check(); err != nil {
+		return nil, fmt.Errorf("speculative decoding: %w", err)
 	}
 	if l.MaxSeqs < 0 || l.KVBlocks < 0 || l.BlockSize < 1 || l.BlockSize > 1<<16 || l.MaxContext < 0 || l.MaxIterations < 0 {
 		return nil, fmt.Errorf("limits must be non-negative (block size 1..65536), got %+v", *l)
@@ -469,12 +480,13 @@ func (e *Engine) makeDecodeRoom() {
 		return
 	}
 	bs := l.BlockSize
+	next := 1 + e.cfg.Spec.K // a speculating step writes the drafts' KV too
 	for i := 0; i < len(e.running); i++ {
 		s := e.running[i]
-		if s.kv < s.blocks*bs {
+		if s.kv+next <= s.blocks*bs {
 			continue // its last block has room for the next token
 		}
-		want := e.blocksFor(s.kv + 1)
+		want := e.blocksFor(s.kv + next)
 		for want > s.blocks && e.freeKV < want-s.blocks && len(e.running) > i+1 {
 			e.preempt(e.running[len(e.running)-1])
 		}
@@ -595,7 +607,18 @@ func (e *Engine) execute() *Iteration {
 	}
 	decodes := e.running[:e.plan.Decodes]
 	w := Work{Window: e.cfg.Step.Model.SlidingWindow}
-	if len(decodes) == len(e.running) && w.Window == 0 {
+	spec := e.cfg.Spec.K > 0 && len(decodes) > 0
+	draft := 0.0
+	if spec {
+		plain := w
+		kv := 0
+		for _, s := range decodes {
+			plain.AddDecode(s.kv)
+			w.AddVerify(s.kv, e.cfg.Spec.K+1)
+			kv += s.kv
+		}
+		draft = e.draftSeconds(len(decodes), float64(kv), &plain)
+	} else if len(decodes) == len(e.running) && w.Window == 0 {
 		n, kv := float64(len(decodes)), float64(e.runKV)
 		w = Work{Tokens: n, Pairs: kv, KVTokens: kv + n, Seqs: n, Sampled: n} // what AddDecode would sum
 	} else {
@@ -619,12 +642,15 @@ func (e *Engine) execute() *Iteration {
 		} else {
 			secs = e.cfg.Step.Seconds(&w)
 		}
+		secs += draft
 	} else {
 		if e.lecture {
 			it.Cost = e.cfg.Step.priceLecture(w)
 		} else {
 			it.Cost = e.cfg.Step.Price(w)
 		}
+		it.Cost.Seconds += draft
+		it.Cost.Draft = draft
 		secs = it.Cost.Seconds
 		switch {
 		case prefillTokens == 0:
@@ -643,7 +669,9 @@ func (e *Engine) execute() *Iteration {
 	end := e.now
 
 	e.done = 0
-	if e.lz.on && len(decodes) > 0 {
+	if spec {
+		e.specDecodeAll(decodes, end, it)
+	} else if e.lz.on && len(decodes) > 0 {
 		if !e.noItems {
 			it.MaxGap = e.lazyGap(end)
 		}

@@ -63,7 +63,7 @@ func (e *Engine) SettleLazily() { e.lz.ok = e.role == Colocated && e.lazyFits() 
 // sequence's own KV length, which lazy mode does not keep up to date).
 func (e *Engine) lazyFits() bool {
 	l := e.cfg.Limits
-	return !e.cfg.RecordTokens && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() && e.cfg.Step.Model.SlidingWindow == 0
+	return !e.cfg.RecordTokens && !(l.KVBlocks > 0 && l.Preempt) && e.shippedPolicy() && e.cfg.Step.Model.SlidingWindow == 0 && !e.cfg.Spec.On()
 }
 
 // lazyItems writes a lazy decode step's items, one per running sequence in

@@ -229,7 +229,14 @@ func RunReplicas(c Replicas, reqs []Request) (*ReplicaOutcome, error) {
 	res := make([]Result, n)
 	out.Replicas = make([]ReplicaRun, c.N)
 	var total PrefixStats
+	var spec SpecStats
 	for k, in := range ins {
+		if p := in.e.SpecStats(); p != nil {
+			spec.Steps += p.Steps
+			spec.Drafted += p.Drafted
+			spec.Accepted += p.Accepted
+			spec.Emitted += p.Emitted
+		}
 		in.out.close(in.e)
 		rs := in.e.Results()
 		for j, i := range in.subs {
@@ -256,6 +263,9 @@ func RunReplicas(c Replicas, reqs []Request) (*ReplicaOutcome, error) {
 	}
 	if cfg.Limits.PrefixCaching {
 		out.Prefix = &total
+	}
+	if cfg.Spec.On() {
+		out.Spec = &spec
 	}
 	out.Results = res
 	return out, nil

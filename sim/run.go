@@ -97,6 +97,8 @@ type Outcome struct {
 	Gaps []GapCount `json:"gaps,omitempty"`
 	// Prefix is the prefix cache's figures (nil with caching off).
 	Prefix *PrefixStats `json:"prefix,omitempty"`
+	// Spec is speculative decoding's figures (nil when off).
+	Spec *SpecStats `json:"spec,omitempty"`
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
@@ -134,6 +136,7 @@ func (o *Outcome) close(e *Engine) {
 		o.Gaps = append([]GapCount{}, e.gaps...)
 	}
 	o.Prefix = e.PrefixStats()
+	o.Spec = e.SpecStats()
 	at := 0
 	for i, n := range o.counts {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]

@@ -266,6 +266,8 @@ type Cost struct {
 	GPUTime float64 `json:"gpu_time"`
 	// CPUTime is the per-sequence and per-request costs (refined physics only).
 	CPUTime float64 `json:"cpu_time,omitempty"`
+	// Draft is the speculative drafter's time, included in Seconds.
+	Draft float64 `json:"draft,omitempty"`
 }
 
 // Price returns the cost of one iteration doing w.

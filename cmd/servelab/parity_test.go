@@ -47,7 +47,7 @@ func TestPagePresetsRunAsTheCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := figuresOf(b.PolicyName(), r.Step, r.Summary, r.Results, steps, r.End, r.Truncated)
-			f.Prefix = prefixOf(r.Prefix)
+			f.Prefix, f.Spec = prefixOf(r.Prefix), specOf(r.Spec)
 			if r.Choices != nil {
 				f.Replicas = replicasOf(&sim.ReplicaOutcome{Outcome: sim.Outcome{Results: r.Results, End: r.End}, Choices: r.Choices, Replicas: r.Replicas})
 			}

@@ -38,6 +38,8 @@ type simFigures struct {
 	RejectedWhy string  `json:"rejected_reason,omitempty"`
 	// Prefix is the prefix cache's figures, with --prefix-caching.
 	Prefix *prefixFigures `json:"prefix_cache,omitempty"`
+	// Spec is speculative decoding's figures, with --spec-tokens.
+	Spec *specFigures `json:"speculative,omitempty"`
 	// Replicas is each replica's share, with --replicas > 1.
 	Replicas []replicaFigures `json:"replicas,omitempty"`
 }
@@ -79,6 +81,22 @@ func replicasOf(ro *sim.ReplicaOutcome) []replicaFigures {
 type prefixFigures struct {
 	HitRatio float64 `json:"hit_ratio"`
 	sim.PrefixStats
+}
+
+// specFigures are a run's speculative-decoding figures: the drafts'
+// acceptance and the tokens a sequence got per step.
+type specFigures struct {
+	AcceptRate    float64 `json:"accept_rate"`
+	TokensPerStep float64 `json:"tokens_per_step"`
+	sim.SpecStats
+}
+
+// specOf is p's figures (nil for nil).
+func specOf(p *sim.SpecStats) *specFigures {
+	if p == nil {
+		return nil
+	}
+	return &specFigures{AcceptRate: p.AcceptRate(), TokensPerStep: p.TokensPerStep(), SpecStats: *p}
 }
 
 // prefixOf is p's figures (nil for nil).
@@ -198,7 +216,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	s := out.Summary()
 	f := figuresOf(policy, step, s, out.Results, out.Steps, out.End, out.Truncated)
-	f.Prefix, f.Replicas = prefixOf(out.Prefix), replicas
+	f.Prefix, f.Spec, f.Replicas = prefixOf(out.Prefix), specOf(out.Spec), replicas
 	if *asJSON {
 		return writeJSON(stdout, f)
 	}
@@ -234,6 +252,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	printPrefix(stdout, f.Prefix)
+	if p := f.Spec; p != nil {
+		fmt.Fprintf(stdout, "  speculative decoding: %.1f%% of %d drafts accepted, %.2f tokens per sequence-step\n", 100*p.AcceptRate, p.Drafted, p.TokensPerStep)
+	}
 	printReplicas(stdout, f.Replicas)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"servelab/hwspecs"
@@ -110,6 +111,17 @@ type Experiment struct {
 	// PrefixCaching keeps KV blocks by content and reuses a prompt's
 	// cached prefix (the ideal engine's cache is never full).
 	PrefixCaching bool
+
+	// Speculative decoding (sim.Speculation): SpecTokens drafts per step
+	// (0: off), accepted at SpecAccept each, or at the rates of
+	// SpecAcceptList ("0.9,0.8,0.6"; it wins when set); drafted by MTP
+	// heads costing SpecDraftCost of a step per draft (SpecDraft "mtp") or
+	// by a catalogue model named by SpecDraft on the same GPU.
+	SpecTokens     int
+	SpecAccept     float64
+	SpecAcceptList string
+	SpecDraft      string
+	SpecDraftCost  float64
 
 	Workload string
 	// Poisson: Requests arrivals at Rate, lengths fixed at Prompt and
@@ -409,6 +421,9 @@ func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
 		return sim.Config{}, err
 	}
 	cfg := sim.Config{Step: step, Policy: p}
+	if cfg.Spec, err = x.Speculation(); err != nil {
+		return cfg, err
+	}
 	blocks, err := sim.MemorySplit{Utilization: x.Utilization, BlockSize: x.BlockSize}.KVBlocks(step)
 	if err != nil {
 		return cfg, err
@@ -424,10 +439,49 @@ func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
 	return cfg, nil
 }
 
+// MTP names multi-token-prediction heads as the speculative drafter.
+const MTP = "mtp"
+
+// Speculation is the experiment's speculative decoding (the zero value
+// when SpecTokens is 0), its draft model priced with the experiment's
+// profile on its GPU.
+func (x *Experiment) Speculation() (sim.Speculation, error) {
+	if x.SpecTokens == 0 {
+		return sim.Speculation{}, nil
+	}
+	if x.SpecTokens < 0 || x.SpecTokens > sim.MaxSpecTokens {
+		return sim.Speculation{}, fmt.Errorf("--spec-tokens must be in 0..%d, got %d", sim.MaxSpecTokens, x.SpecTokens)
+	}
+	sp := sim.Speculation{K: x.SpecTokens, Accept: []float64{x.SpecAccept}, DraftCost: x.SpecDraftCost, Seed: x.Seed}
+	if list := strings.TrimSpace(x.SpecAcceptList); list != "" {
+		sp.Accept = nil
+		for _, f := range strings.Split(list, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return sp, fmt.Errorf("--spec-accept-list %q: %q is not a number", list, f)
+			}
+			sp.Accept = append(sp.Accept, v)
+		}
+	}
+	if d := x.SpecDraft; d != "" && !strings.EqualFold(d, MTP) {
+		y := *x
+		y.Model, y.Custom, y.SpecTokens = d, nil, 0
+		step, _, err := y.StepModel()
+		if err != nil {
+			return sp, fmt.Errorf("--spec-draft: %w", err)
+		}
+		sp.Draft = &step
+	}
+	return sp, nil
+}
+
 // ClusterFor builds the disaggregated deployment on step: each instance
 // has the experiment's limits; prefill instances take Budget as their most
 // prefill tokens per step.
 func (x *Experiment) ClusterFor(step sim.StepModel) (sim.Cluster, error) {
+	if x.SpecTokens > 0 {
+		return sim.Cluster{}, errors.New("--spec-tokens runs on colocated engines; --policy disaggregated does not speculate")
+	}
 	cfg, err := x.ConfigFor(step)
 	if err != nil {
 		return sim.Cluster{}, err
@@ -461,6 +515,9 @@ func (x *Experiment) Validate() error {
 		if err := x.Lab.Validate(); err != nil {
 			return err
 		}
+	}
+	if x.SpecTokens > 0 && x.Policy == Disaggregated {
+		return errors.New("--spec-tokens runs on colocated engines; --policy disaggregated does not speculate")
 	}
 	if x.Replicas > 1 {
 		switch {

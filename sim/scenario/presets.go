@@ -78,6 +78,12 @@ var Presets = []Preset{
 			x.LengthDist, x.Spread = "uniform", 0.6
 			x.Replicas, x.Route, x.RouteStale, x.RouteThreshold = 4, string(sim.RoutePrefixAware), 0, 8
 		}, Window{0, 5}},
+	{"speculative", "Speculation is a bet on idle compute", "One H100, 512/256 tokens at 2 req/s, 4 draft tokens from MTP heads accepted at 0.6 each: each user's tokens come about twice as fast; raise the rate and verifying 5 tokens per sequence makes every step compute-bound.",
+		func(x *Experiment) {
+			x.Workload, x.Policy, x.Prompt, x.Output, x.Rate, x.Requests = Poisson, Chunked, 512, 256, 2, 600
+			x.Budget, x.ExcludeDecodes = 2048, false
+			x.SpecTokens, x.SpecAccept, x.SpecAcceptList, x.SpecDraft, x.SpecDraftCost = 4, 0.6, "", MTP, 0.05
+		}, Window{0, 2}},
 	// Compare mode's starting points (run B's changes are the page's) and a full KV cache.
 	{"compare-chunking", "Compare: prefill-first vs chunked 512", "",
 		func(x *Experiment) { poisson512(x, PrefillFirst, 30) }, Window{0, 1}},

@@ -17,6 +17,13 @@ var courseEN = map[string]string{
 	"param.rthresh":             "Prefix-aware router's load slack",
 	"preset.routing.title":      "Where should this request go? Four replicas, multi-turn sessions",
 	"preset.routing.about":      "Sessions of 8 turns whose history grows, at 24 req/s over 4 replicas with prefix caching: the prefix-aware router sends each turn where its history is cached; switch it to round-robin and the hits (and TTFT) go.",
+	"param.spk":                 "Draft tokens per step",
+	"param.spa":                 "Draft acceptance rate",
+	"param.spal":                "Acceptance rate per draft position",
+	"param.spd":                 "Drafter",
+	"param.spdc":                "MTP head cost per draft (of a step)",
+	"preset.speculative.title":  "Speculation is a bet on idle compute",
+	"preset.speculative.about":  "One H100, 512/256 tokens at 2 req/s, 4 draft tokens from MTP heads accepted at 0.6 each: each user's tokens come about twice as fast; raise the rate and verifying 5 tokens per sequence makes every step compute-bound.",
 }
 
 func init() {

@@ -52,8 +52,10 @@ type SimRun struct {
 	KVCapacity, BlockSize int
 	Preemptions, Rejected int
 	trust                 map[string]string // Trust's line by language, once computed
-	// Prefix is the prefix cache's figures (nil with caching off).
+	// Prefix is the prefix cache's figures (nil with caching off), Spec
+	// speculative decoding's (nil when off).
 	Prefix *sim.PrefixStats
+	Spec   *sim.SpecStats
 	// Choices is, per result, the replica a run across replicas sent the
 	// request to (nil for one engine); each replica is a Row, and Replicas
 	// their figures (its iterations are the Row's).
@@ -217,7 +219,7 @@ func start(s State, tokens bool) (*Job, error) {
 				r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("replica %d", rr.Index+1), Iters: rr.Iterations, Requests: rr.Requests})
 			}
 			r.Results, r.Truncated, r.End = ro.Results, ro.Truncated || cut, ro.End
-			r.Choices, r.Prefix, r.Replicas = ro.Choices, ro.Prefix, ro.Replicas
+			r.Choices, r.Prefix, r.Spec, r.Replicas = ro.Choices, ro.Prefix, ro.Spec, ro.Replicas
 			j.spent = time.Since(t0)
 			j.land()
 			return j, nil
@@ -402,7 +404,7 @@ func (t *tracer) end() {
 	}
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
-	r.Prefix = e.PrefixStats()
+	r.Prefix, r.Spec = e.PrefixStats(), e.SpecStats()
 	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
 	r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 }

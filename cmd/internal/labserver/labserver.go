@@ -97,6 +97,7 @@ type stream struct {
 	prompt   int
 	output   int
 	blocks   []uint64      // the prompt's block names (prefix caching)
+	sent     int           // driver-owned: tokens the engine has given it
 	left     atomic.Bool   // the client went away: deliver nothing more
 	finished chan struct{} // closed by the writer after the last frame
 	emitted  int           // metronome-only: tokens delivered
@@ -778,7 +779,12 @@ func (s *Server) drive() {
 			left := st.left.Load()
 			if !left {
 				s.slots.place(st, gap, perWriter)
-				batch = append(batch, emission{st: st, at: deadline, due: deadline.Add(st.offset), tokens: 1, done: item.Done})
+				n := 1
+				if item.Accepted > 0 { // a speculating step: its accepted drafts too, up to the output
+					n = min(item.Accepted+1, st.output-st.sent)
+				}
+				st.sent += n
+				batch = append(batch, emission{st: st, at: deadline, due: deadline.Add(st.offset), tokens: n, done: item.Done})
 			}
 			if item.Done || left {
 				ended = append(ended, st) // after the loop, so no other stream takes its slot in this batch

@@ -661,3 +661,31 @@ func TestPrefixCachingReportsCachedTokens(t *testing.T) {
 		t.Errorf("caching off: usage %v has details", u)
 	}
 }
+
+// TestSpeculationStreamsEveryToken: with speculative decoding a step may
+// give a stream several tokens; every one of max_tokens still arrives, in
+// fewer frames than tokens.
+func TestSpeculationStreamsEveryToken(t *testing.T) {
+	_, url := start(t, func(c *Config) {
+		c.Engine.Spec = sim.Speculation{K: 4, Accept: []float64{0.9}, DraftCost: 0.05, Seed: 1}
+	})
+	_, fs, err := openStream(t, context.Background(), url, "/v1/completions",
+		`{"model":"lab-model","prompt":"`+words(50)+`","max_tokens":60,"stream":true,"ignore_eos":true,"stream_options":{"include_usage":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, frames := "", 0
+	for _, f := range fs {
+		if ch, ok := f.data["choices"].([]any); ok && len(ch) > 0 {
+			text += ch[0].(map[string]any)["text"].(string)
+			frames++
+		}
+	}
+	u := fs[len(fs)-2].data["usage"].(map[string]any)
+	if u["completion_tokens"] != float64(60) || len(strings.Fields(text)) != 60 {
+		t.Errorf("usage %v, %d words of text: want 60 tokens", u, len(strings.Fields(text)))
+	}
+	if frames >= 40 {
+		t.Errorf("%d token frames for 60 tokens: speculation gave one token a step", frames)
+	}
+}
