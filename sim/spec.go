@@ -69,6 +69,9 @@ func (p *Speculation) ExpectedTokens() float64 {
 	return e
 }
 
+// Validate reports what in p is out of range (nil: an engine accepts it).
+func (p Speculation) Validate() error { return p.check() }
+
 // check validates p, preparing its draft model.
 func (p *Speculation) check() error {
 	if !p.On() {
