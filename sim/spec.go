@@ -208,7 +208,7 @@ func (e *Engine) specDecodeAll(decodes []*Seq, end float64, it *Iteration) {
 			done++
 		}
 		if keepItems {
-			items[n+k] = Item{ID: s.Req.ID, Tokens: e.cfg.Spec.K + 1, Emit: true, Done: fin, Accepted: a}
+			items[n+k] = Item{ID: s.Req.ID, Tokens: e.cfg.Spec.K + 1, Emit: true, Done: fin, Accepted: uint8(a)}
 		}
 	}
 	e.done += done
