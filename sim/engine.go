@@ -75,20 +75,21 @@ type Config struct {
 	Spec Speculation
 }
 
-// Item is one sequence's share of an iteration.
+// Item is one sequence's share of an iteration. (A trace holds one per
+// token: it stays 24 bytes.)
 type Item struct {
 	ID      int  `json:"id"`
 	Tokens  int  `json:"tokens"`  // tokens processed for it this step
 	Prefill bool `json:"prefill"` // a prefill chunk (else one decode token)
 	Emit    bool `json:"emit"`    // it got an output token at the end of the step
 	Done    bool `json:"done"`    // it finished at the end of the step
-	// Cached is the prompt tokens taken from the prefix cache before this,
-	// the prompt's first chunk (they were not computed).
-	Cached int `json:"cached,omitempty"`
 	// Accepted is, for a speculating decode (Tokens is then its drafts
 	// plus one), the drafts accepted: it got Accepted+1 tokens (capped at
 	// its output).
-	Accepted int `json:"accepted,omitempty"`
+	Accepted uint8 `json:"accepted,omitempty"`
+	// Cached is the prompt tokens taken from the prefix cache before this,
+	// the prompt's first chunk (they were not computed).
+	Cached int32 `json:"cached,omitempty"`
 }
 
 // Iteration is one engine step: when, how long, what it carried and why it took that long.
@@ -691,7 +692,7 @@ func (e *Engine) execute() *Iteration {
 		item := Item{ID: s.Req.ID, Tokens: c.Tokens, Prefill: true}
 		if s.pc != 0 {
 			q := e.pcOf(s)
-			item.Cached, q.fresh = q.fresh, 0
+			item.Cached, q.fresh = int32(q.fresh), 0
 			e.pcRegister(s)
 		}
 		if s.prefilled == s.need {

@@ -69,6 +69,9 @@ func (p *Speculation) ExpectedTokens() float64 {
 	return e
 }
 
+// Validate reports what in p is out of range (nil: an engine accepts it).
+func (p Speculation) Validate() error { return p.check() }
+
 // check validates p, preparing its draft model.
 func (p *Speculation) check() error {
 	if !p.On() {
@@ -205,7 +208,7 @@ func (e *Engine) specDecodeAll(decodes []*Seq, end float64, it *Iteration) {
 			done++
 		}
 		if keepItems {
-			items[n+k] = Item{ID: s.Req.ID, Tokens: e.cfg.Spec.K + 1, Emit: true, Done: fin, Accepted: a}
+			items[n+k] = Item{ID: s.Req.ID, Tokens: e.cfg.Spec.K + 1, Emit: true, Done: fin, Accepted: uint8(a)}
 		}
 	}
 	e.done += done

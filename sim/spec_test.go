@@ -155,7 +155,7 @@ func TestSpecIsDeterministic(t *testing.T) {
 		}
 		for _, item := range it.Items {
 			if !item.Prefill {
-				accepted += item.Accepted
+				accepted += int(item.Accepted)
 				if item.Tokens != 4 {
 					t.Fatalf("a speculating decode processed %d tokens, want k+1 = 4", item.Tokens)
 				}

@@ -472,6 +472,9 @@ func (x *Experiment) Speculation() (sim.Speculation, error) {
 		}
 		sp.Draft = &step
 	}
+	if err := sp.Validate(); err != nil {
+		return sp, fmt.Errorf("speculative decoding: %w", err)
+	}
 	return sp, nil
 }
 

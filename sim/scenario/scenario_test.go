@@ -217,3 +217,50 @@ func TestDefaultIsTheLecture(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCourseKnobsRoundTrip: the course's settings (prefix caching, shared
+// prompts and sessions, replicas, speculation) off their defaults go
+// through a link and through flags and come back equal, and build.
+func TestCourseKnobsRoundTrip(t *testing.T) {
+	x := Default()
+	x.Policy, x.PrefixCaching, x.SystemPrompt, x.Turns, x.ThinkTime = Chunked, true, 1000, 4, 12.5
+	x.Replicas, x.Route, x.RouteStale, x.RouteThreshold = 3, string(sim.RoutePrefixAware), 0.25, 4
+	x.SpecTokens, x.SpecAcceptList, x.SpecDraft, x.SpecDraftCost = 3, "0.9,0.7,0.5", "Llama-3.2-1B", 0.1
+	vals, err := url.ParseQuery(x.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := Default()
+	if notes, other, _ := y.ParseQuery(vals); len(notes) > 0 || len(other) > 0 || !reflect.DeepEqual(x, y) {
+		t.Errorf("link: notes %v, other %v,\n%+v read back as\n%+v", notes, other, x, y)
+	}
+	all := StepGroup | EngineGroup | ClusterGroup | PoissonGroup | LabGroup | SLOGroup | ProbeGroup | WorkloadGroup
+	z := Default()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	BindFlags(fs, &z, all)
+	if err := fs.Parse(Flags(&x, all)); err != nil || !reflect.DeepEqual(x, z) {
+		t.Errorf("flags %v: %v, read back as\n%+v", Flags(&x, all), err, z)
+	}
+	b, err := x.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Replicas == nil || b.Replicas.N != 3 || !b.Config.Limits.PrefixCaching || b.Config.Spec.K != 3 || b.Config.Spec.Draft == nil || len(b.Config.Spec.Accept) != 3 {
+		t.Errorf("built %+v, spec %+v", b.Replicas, b.Config.Spec)
+	}
+	for _, bad := range []func(*Experiment){
+		func(x *Experiment) { x.Policy = Disaggregated },
+		func(x *Experiment) { x.SpecAcceptList = "0.9,x" },
+		func(x *Experiment) { x.SpecAcceptList = "0.9,0.8" },
+		func(x *Experiment) { x.SpecDraft = "GPT-9" },
+		func(x *Experiment) { x.Route = "nearest" },
+		func(x *Experiment) { x.Workload = Lab },
+	} {
+		y := x
+		bad(&y)
+		if _, err := y.Build(); err == nil {
+			t.Errorf("built %+v", y)
+		}
+	}
+}

@@ -766,7 +766,7 @@ func (s *Server) drive() {
 		for _, item := range it.Items {
 			if item.Cached > 0 { // its prefill starts after a cached prefix: usage reports it
 				if st := streams[item.ID]; st != nil {
-					st.out.f.cached.Store(int32(item.Cached))
+					st.out.f.cached.Store(item.Cached)
 				}
 			}
 			if !item.Emit {
@@ -781,7 +781,7 @@ func (s *Server) drive() {
 				s.slots.place(st, gap, perWriter)
 				n := 1
 				if item.Accepted > 0 { // a speculating step: its accepted drafts too, up to the output
-					n = min(item.Accepted+1, st.output-st.sent)
+					n = min(int(item.Accepted)+1, st.output-st.sent)
 				}
 				st.sent += n
 				batch = append(batch, emission{st: st, at: deadline, due: deadline.Add(st.offset), tokens: n, done: item.Done})
