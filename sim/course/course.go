@@ -178,6 +178,18 @@ type RouteTable struct {
 	HerdRatio float64    `json:"herd_ratio"`
 }
 
+// RouteSetting is a router and the age of the load figures it acts on.
+type RouteSetting struct {
+	Route sim.Route
+	Stale float64
+}
+
+// RouteSettings are the routing chapter's rows: each router on fresh load
+// figures, then least-outstanding on figures stale seconds old.
+func RouteSettings(stale float64) []RouteSetting {
+	return []RouteSetting{{sim.RouteRoundRobin, 0}, {sim.RouteLeastOutstanding, 0}, {sim.RoutePrefixAware, 0}, {sim.RouteLeastOutstanding, stale}}
+}
+
 // Routing runs x's workload over x.Replicas replicas (at least 2) under
 // each router, and least-outstanding again with load figures stale
 // seconds old.
@@ -185,45 +197,11 @@ func Routing(x scenario.Experiment, stale float64) (*RouteTable, error) {
 	if x.Replicas < 2 {
 		return nil, fmt.Errorf("the routing chapter needs --replicas of at least 2, got %d", x.Replicas)
 	}
-	type setting struct {
-		route sim.Route
-		stale float64
-	}
-	settings := []setting{{sim.RouteRoundRobin, 0}, {sim.RouteLeastOutstanding, 0}, {sim.RoutePrefixAware, 0}, {sim.RouteLeastOutstanding, stale}}
 	t := &RouteTable{Replicas: x.Replicas}
-	reqs, err := x.RequestsAt(x.Rate)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range settings {
-		x.Route, x.RouteStale = string(st.route), st.stale
-		b, err := x.Build()
+	for _, st := range RouteSettings(stale) {
+		row, err := RouteOne(x, st.Route, st.Stale)
 		if err != nil {
 			return nil, err
-		}
-		out, err := sim.RunReplicas(*b.Replicas, reqs)
-		if err != nil {
-			return nil, err
-		}
-		s := out.Summary()
-		row := RouteRow{Route: string(st.route), Stale: st.stale, TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99, Choices: out.Choices}
-		if out.Prefix != nil {
-			row.HitRatio = out.Prefix.HitRatio()
-		}
-		most, run := 0, 0
-		for i, k := range out.Choices {
-			if i > 0 && k == out.Choices[i-1] {
-				run++
-			} else {
-				run = 1
-			}
-			row.Herd = max(row.Herd, run)
-		}
-		for _, r := range out.Replicas {
-			most = max(most, r.Requests)
-		}
-		if len(reqs) > 0 {
-			row.Busiest = float64(most) / float64(len(reqs))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -236,6 +214,49 @@ func Routing(x scenario.Experiment, stale float64) (*RouteTable, error) {
 		t.HerdRatio = float64(t.Rows[3].Herd) / float64(fresh)
 	}
 	return t, nil
+}
+
+// RouteOne runs x's workload over its replicas under one router, acting
+// on load figures stale seconds old: one row of Routing (the page runs
+// them a row at a time).
+func RouteOne(x scenario.Experiment, route sim.Route, stale float64) (RouteRow, error) {
+	if x.Replicas < 2 {
+		return RouteRow{}, fmt.Errorf("the routing chapter needs --replicas of at least 2, got %d", x.Replicas)
+	}
+	reqs, err := x.RequestsAt(x.Rate)
+	if err != nil {
+		return RouteRow{}, err
+	}
+	x.Route, x.RouteStale = string(route), stale
+	b, err := x.Build()
+	if err != nil {
+		return RouteRow{}, err
+	}
+	out, err := sim.RunReplicas(*b.Replicas, reqs)
+	if err != nil {
+		return RouteRow{}, err
+	}
+	s := out.Summary()
+	row := RouteRow{Route: string(route), Stale: stale, TTFTP50: s.TTFTP50, TTFTP90: s.TTFTP90, TTFTP99: s.TTFTP99, Choices: out.Choices}
+	if out.Prefix != nil {
+		row.HitRatio = out.Prefix.HitRatio()
+	}
+	most, run := 0, 0
+	for i, k := range out.Choices {
+		if i > 0 && k == out.Choices[i-1] {
+			run++
+		} else {
+			run = 1
+		}
+		row.Herd = max(row.Herd, run)
+	}
+	for _, r := range out.Replicas {
+		most = max(most, r.Requests)
+	}
+	if len(reqs) > 0 {
+		row.Busiest = float64(most) / float64(len(reqs))
+	}
+	return row, nil
 }
 
 // SpecRow is one arrival rate of the speculation chapter, run without and

@@ -131,4 +131,4 @@ func PickLang(q, browser string) string {
 // "gloss.K" (its name spelled out) and "def.K" in every catalogue.
 var GlossaryTerms = []string{"ttft", "tpot", "itl", "e2e", "pct", "attain", "goodput", "throughput", "prefill", "decode",
 	"step", "batch", "budget", "roofline", "compute", "memory", "kv", "colocated", "disagg", "tp", "slo", "interference",
-	"worstgap", "closedloop"}
+	"worstgap", "closedloop", "prefixcache", "hitratio", "router", "specdec"}

@@ -11,6 +11,13 @@ func taskAt(t *testing.T, ch Chapter, s State) TaskCheck {
 	t.Helper()
 	var res *lecture.Interference
 	var lab *LabPair
+	if ch.Study != nil {
+		st := ch.Study.NewTable(s)
+		if err := st.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		return ch.Tasks[0].Check(s, Tables{Study: st})
+	}
 	if ch.Demo == 0 {
 		lp, err := RunLabPair(s, nil)
 		if err != nil {
@@ -102,6 +109,18 @@ func TestTasksAreOpenAtThePresetAndReachable(t *testing.T) {
 			case "lab":
 				if !try("budget", 1024, 512, 256) {
 					t.Error("no budget meets the task")
+				}
+			case "cache":
+				if !try("sys", 4000, 6000, 8000) {
+					t.Error("no system prompt meets the task")
+				}
+			case "route":
+				if !try("stale", 1000, 1500, 2000) {
+					t.Error("no age of the load figures meets the task")
+				}
+			case "spec":
+				if !try("spa", 0.8, 0.9, 0.95) {
+					t.Error("no acceptance rate meets the task")
 				}
 			default:
 				t.Errorf("no way to try chapter %s's task here", ch.ID)
