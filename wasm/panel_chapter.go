@@ -64,6 +64,16 @@ func (c *chapterPanel) bind(p *page, emit func(event)) {
 		}
 	})
 	p.listen(p.el("lecture-open"), "click", func(js.Value) { emit(evChapter{play.Chapters[0].ID}) })
+	// The header's chapter links: every chapter there is (the static page
+	// names the lecture's; a chapter in its own file joins them here).
+	if nav := p.doc.Call("querySelector", "nav.chapter-links"); !nav.IsNull() {
+		var sb strings.Builder
+		sb.WriteString(`<span data-i18n="nav.chapters"></span>`)
+		for _, ch := range play.Chapters {
+			fmt.Fprintf(&sb, ` <a href="?chapter=%s" data-i18n="ch.%s.short"></a>`, ch.ID, ch.ID)
+		}
+		nav.Set("innerHTML", sb.String()) // (the language panel, bound before, writes the words at its first render)
+	}
 }
 
 // evAnswer is the student's prediction (1-based option).

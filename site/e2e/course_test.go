@@ -151,3 +151,45 @@ func TestCompareTwoMeasuredRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestCourseChapters: the three chapters after the lecture (prefix caching,
+// routing, speculative decoding), in English and 中文: each fills its table
+// of whole runs after the prediction, reveals the answer the table gives,
+// and ends with its task; the routing chapter's rows drive the timeline's
+// replica lanes (issue 29 item 5).
+func TestCourseChapters(t *testing.T) {
+	ctx := browser(t)
+	for _, c := range []struct {
+		id   string
+		rows int
+	}{{"cache", 4}, {"route", 4}, {"spec", 6}} {
+		for _, lang := range []string{"en", "zh"} {
+			openChapter(t, ctx, serve(t)+"?chapter="+c.id+"&lang="+lang)
+			eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+			waitFor(t, ctx, `document.querySelector("#ch-predict .reveal") !== null && document.querySelector("#ch-tasks li") !== null`, c.id+"'s reveal and task")
+			if n := eval[int](t, ctx, `document.querySelectorAll("#ch-table tr").length - 1`); n != c.rows {
+				t.Errorf("%s %s: %d rows, want %d", c.id, lang, n, c.rows)
+			}
+			if cells := eval[string](t, ctx, `[...document.querySelectorAll("#ch-table td")].map(e => e.textContent).join(" ")`); strings.Contains(cells, "–") {
+				t.Errorf("%s %s: a cell is empty: %s", c.id, lang, cells)
+			}
+			narr := eval[string](t, ctx, `document.getElementById("ch-narrative").textContent`)
+			if strings.Contains(narr, "{") || !strings.ContainsAny(narr, "0123456789") {
+				t.Errorf("%s %s: the narrative is not filled in: %q", c.id, lang, narr)
+			}
+			if n := eval[int](t, ctx, `document.querySelectorAll("#ch-figure svg rect").length`); n != c.rows {
+				t.Errorf("%s %s: the figure has %d bars, want one per row (%d)", c.id, lang, n, c.rows)
+			}
+		}
+	}
+	// A routing row sets the timeline's router: the replica lanes follow it.
+	openChapter(t, ctx, serve(t)+"?chapter=route&lang=en")
+	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
+	waitFor(t, ctx, `document.querySelector("#ch-table tr[data-arg^='route=round-robin']") !== null`, "the routing table")
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	eval[any](t, ctx, `document.querySelector("#ch-table tr[data-arg^='route=round-robin']").click()`)
+	waitFor(t, ctx, `servelab.getState().route === "round-robin" && servelab.timings().gen > `+itoa(gen)+` && servelab.timings().drawnGen === servelab.timings().gen`, "the timeline under round-robin")
+	if labels := eval[string](t, ctx, canvasLabels); !strings.Contains(labels, "replica 4") {
+		t.Errorf("the canvas has no lane per replica: %q", labels)
+	}
+}
