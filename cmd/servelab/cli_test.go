@@ -336,3 +336,36 @@ func TestDisaggregatedGoodput(t *testing.T) {
 		t.Error("zero prefill instances accepted")
 	}
 }
+
+// TestMooncakeTraceFeedsThePrefixCache: a Mooncake trace's hash_ids are
+// the replayed requests' prefix blocks, so with prefix caching the shared
+// conversation prefixes are found in the cache (the file repeats about 6%
+// of its blocks); without caching nothing is.
+func TestMooncakeTraceFeedsThePrefixCache(t *testing.T) {
+	trace := filepath.Join("..", "..", "sim", "results", "testdata", "real", "mooncake", "conversation_trace.jsonl")
+	hit := func(args ...string) float64 {
+		t.Helper()
+		code, out, errOut := cli(t, append([]string{"sim", "--trace", trace, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("sim %v: exit %d: %s", args, code, errOut)
+		}
+		var f struct {
+			Prefix *struct {
+				HitRatio float64 `json:"hit_ratio"`
+			} `json:"prefix_cache"`
+		}
+		if err := json.Unmarshal([]byte(out), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Prefix == nil {
+			return 0
+		}
+		return f.Prefix.HitRatio
+	}
+	if h := hit("--prefix-caching"); !(h > 0.03 && h < 0.2) {
+		t.Errorf("hit ratio %.3f with caching; want the trace's shared prefixes found (a few percent)", h)
+	}
+	if h := hit(); h != 0 {
+		t.Errorf("hit ratio %.3f without caching", h)
+	}
+}

@@ -17,6 +17,15 @@ import (
 // prefix). Mooncake's hash_ids are such ids, 512 tokens a block.
 type BlockHashes []int64
 
+// Names are the hashes as the engine's block names (sim.Request.Blocks).
+func (h BlockHashes) Names() []uint64 {
+	out := make([]uint64, len(h))
+	for i, id := range h {
+		out[i] = uint64(id)
+	}
+	return out
+}
+
 // MooncakeBlockTokens is the tokens of one block of Mooncake's hash_ids:
 // a request of input_length tokens has ceil(input_length / 512) ids.
 const MooncakeBlockTokens = 512

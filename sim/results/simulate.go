@@ -44,6 +44,9 @@ func (b *Run) Workload(prompt, output int, seed uint64) (Workload, error) {
 		if q.Output <= 0 {
 			q.Output, guessedO = output, guessedO+1
 		}
+		if b.BlockTokens > 0 && len(r.Blocks) > 0 {
+			q.Blocks, q.BlockTokens = r.Blocks.Names(), b.BlockTokens // the engine's prefix cache reads them
+		}
 		w.Requests = append(w.Requests, q)
 		w.Blocks = append(w.Blocks, r.Blocks)
 		starts = append(starts, r.Start)

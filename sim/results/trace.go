@@ -354,6 +354,11 @@ func ReadTraceBlocks(name string, data []byte, unit float64, tick Tick) ([]sim.R
 	if err != nil {
 		return nil, nil, err
 	}
+	for i := range reqs { // the engine's prefix cache reads the blocks from the requests
+		if i < len(tr.blocks) && len(tr.blocks[i]) > 0 {
+			reqs[i].Blocks, reqs[i].BlockTokens = tr.blocks[i].Names(), MooncakeBlockTokens
+		}
+	}
 	return reqs, tr.blocks, nil
 }
 

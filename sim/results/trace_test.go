@@ -18,6 +18,12 @@ func req(id int, arrival float64, prompt, output int) sim.Request {
 	return sim.Request{ID: id, Arrival: arrival, Prompt: prompt, Output: output}
 }
 
+// blocks gives r prefix blocks named ids, of Mooncake's 512 tokens.
+func blocks(r sim.Request, ids ...uint64) sim.Request {
+	r.Blocks, r.BlockTokens = ids, MooncakeBlockTokens
+	return r
+}
+
 func readTraceFile(t *testing.T, path string) []sim.Request {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -44,11 +50,12 @@ func TestReadTraceExamples(t *testing.T) {
 			req(7, 0.25, 512, 64), req(8, 0.5, 512, 64), req(9, 0.5, 1024, 128), req(10, 2.125, 300, 20)}},
 		{file: "mixed_order.jsonl", want: []sim.Request{
 			req(2, 0.1, 512, 64), req(3, 0.1, 256, 16), req(1, 0.5, 2048, 128), req(4, 1.75, 64, 1)}},
+		// hash_ids become the requests' prefix blocks (512 tokens each), as the engine's cache reads them.
 		{file: "mooncake_style.jsonl", want: []sim.Request{
-			req(0, 0, 6955, 52), req(1, 0.25, 812, 300), req(2, 1.5, 12000, 8)}},
+			blocks(req(0, 0, 6955, 52), 0, 1, 2, 3), blocks(req(1, 0.25, 812, 300), 0, 4), blocks(req(2, 1.5, 12000, 8), 5, 6, 7)}},
 		// Mooncake's own format: a plain "timestamp", in milliseconds.
 		{file: "mooncake.jsonl", want: []sim.Request{
-			req(0, 0, 6755, 500), req(1, 0, 7319, 490), req(2, 3.052, 2287, 316)}},
+			blocks(req(0, 0, 6755, 500), 0, 1, 2), blocks(req(1, 0, 7319, 490), 0, 3), blocks(req(2, 3.052, 2287, 316), 4)}},
 	} {
 		reqs := readTraceFile(t, filepath.Join("..", "testdata", "traces", tc.file))
 		if tc.want != nil && !reflect.DeepEqual(reqs, tc.want) {
