@@ -12,11 +12,13 @@ import (
 )
 
 var (
-	colKV      = color.RGBA{0x00, 0x9E, 0x73, 0xff} // bluish green: blocks in use
-	colKVCap   = color.RGBA{0xF0, 0xE4, 0x42, 0xff} // yellow: the capacity line
-	colPreempt = color.RGBA{0xD5, 0x5E, 0x00, 0xff} // vermillion: a preemption
-	colReject  = color.RGBA{0xff, 0xff, 0xff, 0xff} // white: a rejection
-	colLink    = color.RGBA{0xCC, 0x79, 0xA7, 0xff} // reddish purple: a KV transfer
+	colKV       = color.RGBA{0x00, 0x9E, 0x73, 0xff} // bluish green: blocks in use
+	colKVFree   = color.RGBA{0x56, 0xB4, 0xE9, 0x90} // sky blue, faint: free blocks still holding cached prefixes
+	colCacheHit = color.RGBA{0xff, 0xff, 0xff, 0xff} // white: a prefill chunk that began after a prefix-cache hit
+	colKVCap    = color.RGBA{0xF0, 0xE4, 0x42, 0xff} // yellow: the capacity line
+	colPreempt  = color.RGBA{0xD5, 0x5E, 0x00, 0xff} // vermillion: a preemption
+	colReject   = color.RGBA{0xff, 0xff, 0xff, 0xff} // white: a rejection
+	colLink     = color.RGBA{0xCC, 0x79, 0xA7, 0xff} // reddish purple: a KV transfer
 )
 
 // paintMemory draws the memory lane: per GPU, the KV blocks in use over
@@ -32,12 +34,14 @@ func paintMemory(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, c
 	subH := g.memH / float64(len(r.Rows))
 	cols := int(pw) + 1
 	use := make([]int, cols)
+	cached := make([]int, cols)
 	for ri, row := range r.Rows {
 		y := g.memY + float64(ri)*subH
 		h := subH - 2*g.s
 		b.rect(g.left, y, pw, h, colPanel)
 		b.rect(g.left, y, pw, math.Max(1, 1*g.s), colKVCap) // the capacity
 		clear(use)
+		clear(cached)
 		a, e := visible(row.Iters, v.T0, t1)
 		for k := a; k < e; k++ {
 			it := &row.Iters[k]
@@ -48,6 +52,7 @@ func paintMemory(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, c
 			c1 := int(math.Min(pw, v.x(g, it.End())-g.left))
 			for c := c0; c <= c1 && c < cols; c++ {
 				use[c] = max(use[c], it.KVBlocks)
+				cached[c] = max(cached[c], it.KVCached)
 			}
 			x := math.Max(g.left, v.x(g, it.Start))
 			if len(it.Preempted) > 0 {
@@ -58,9 +63,13 @@ func paintMemory(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, c
 			}
 		}
 		for c, n := range use {
+			hh := h * math.Min(1, float64(n)/float64(r.KVCapacity))
 			if n > 0 {
-				hh := h * math.Min(1, float64(n)/float64(r.KVCapacity))
 				b.rect(g.left+float64(c), y+h-hh, 1, hh, colKV)
+			}
+			if k := cached[c]; k > 0 { // above the used blocks: free, but still a cache
+				hc := math.Min(h-hh, h*float64(k)/float64(r.KVCapacity))
+				b.rect(g.left+float64(c), y+h-hh-hc, 1, hc, colKVFree)
 			}
 		}
 		b.flushIfFull(dst)

@@ -39,8 +39,17 @@ func legendItems(r *play.SimRun, meas []*play.Overlay) []legendItem {
 			items = append(items, legendItem{"canvas.leg.measA", colMeasured, false})
 		}
 	}
+	if r.Prefix != nil {
+		items = append(items, legendItem{"canvas.leg.hit", colCacheHit, false})
+	}
+	if r.Spec != nil {
+		items = append(items, legendItem{"canvas.leg.rejected", colWait, false})
+	}
 	if r.KVCapacity > 0 {
 		items = append(items, legendItem{"canvas.leg.kv", colKV, false})
+		if r.Prefix != nil {
+			items = append(items, legendItem{"canvas.leg.kvcached", colKVFree, false})
+		}
 	}
 	if len(r.Placements) > 0 {
 		items = append(items, legendItem{"canvas.leg.xfer", colLink, false})

@@ -79,8 +79,13 @@ func explainStep(u *uiState, run *play.SimRun, row, k int, name string, full boo
 			break
 		}
 		kind := u.tr("term.decode")
-		if item.Prefill {
+		switch {
+		case item.Prefill && item.Cached > 0:
+			kind = u.trf("step.cachedprefill", u.tr("term.prefill"), item.Tokens, item.Cached)
+		case item.Prefill:
 			kind = fmt.Sprintf("%s %d", u.tr("term.prefill"), item.Tokens)
+		case item.Tokens > 1: // speculating: verified Tokens, kept the accepted drafts and one of its own
+			kind = u.trf("step.spec", u.tr("term.decode"), item.Tokens, int(item.Accepted)+1)
 		}
 		reqs = append(reqs, fmt.Sprintf("#%d %s", item.ID, kind))
 	}

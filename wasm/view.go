@@ -243,7 +243,21 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 				if !item.Prefill {
 					c = tint(c, 0.55)
 				}
-				b.rect(x0, yy, w-gap, hh, c)
+				kept := hh
+				if !item.Prefill && item.Tokens > 1 {
+					// A speculating decode verified Tokens; the drafts after
+					// the first wrong one were thrown away (grey).
+					kept = hh * math.Min(1, float64(item.Accepted)+1) / float64(item.Tokens)
+				}
+				b.rect(x0, yy, w-gap, kept, c)
+				if kept < hh {
+					b.rect(x0, yy+kept, w-gap, hh-kept, colWait)
+				}
+				if item.Prefill && item.Cached > 0 {
+					// The chunk after a prefix-cache hit: the cached tokens
+					// were not computed, so they take no room; a mark says so.
+					b.rect(x0, yy, math.Min(w-gap, 3*g.s), hh, colCacheHit)
+				}
 				yy += hh
 			}
 			b.flushIfFull(dst)
