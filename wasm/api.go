@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"servelab/sim/scenario"
 	"servelab/wasm/play"
 	"strconv"
 	"strings"
@@ -144,6 +145,13 @@ func stateJS(s play.State) any {
 		"lendist": s.LengthDist, "t0": s.View.T0, "span": s.View.Span, "cursor": s.View.Cursor, "sel": s.View.Sel}
 	for _, c := range play.Controls() {
 		m[c.URL] = c.Value(s)
+	}
+	for i := range scenario.Knobs { // the other choices (a router, a drafter), as the URL spells them
+		if k := &scenario.Knobs[i]; k.URL != "" {
+			if _, ok := m[k.URL]; !ok {
+				m[k.URL] = k.URLText(&s.Experiment)
+			}
+		}
 	}
 	return m
 }
