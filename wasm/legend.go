@@ -43,7 +43,7 @@ func legendItems(r *play.SimRun, meas []*play.Overlay) []legendItem {
 		items = append(items, legendItem{"canvas.leg.hit", colCacheHit, false})
 	}
 	if r.Spec != nil {
-		items = append(items, legendItem{"canvas.leg.rejected", colWait, false})
+		items = append(items, legendItem{"canvas.leg.rejected", tint(tint(colLegendTok, 0.55), rejectedTint), false})
 	}
 	if r.KVCapacity > 0 {
 		items = append(items, legendItem{"canvas.leg.kv", colKV, false})

@@ -49,6 +49,10 @@ func reqColor(r *play.SimRun, id int) color.RGBA {
 }
 
 // tint mixes c with the background so decode tokens read lighter than prefill chunks.
+// rejectedTint is how much of its colour a rejected draft token keeps
+// (a decode token keeps 0.55 of its request's).
+const rejectedTint = 0.3
+
 func tint(c color.RGBA, f float64) color.RGBA {
 	m := func(a, b uint8) uint8 { return uint8(float64(a)*f + float64(b)*(1-f)) }
 	return color.RGBA{m(c.R, colBG.R), m(c.G, colBG.G), m(c.B, colBG.B), 0xff}
@@ -231,7 +235,10 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 				b.rect(x0, y+bandH/2, w, bandH/2, bc)
 			}
 			body := g.rowH - bandH - 1*g.s
-			total := float64(it.Decodes + it.Prefill)
+			total := 0.0 // (a speculating decode verifies several tokens: count the items')
+			for _, item := range it.Items {
+				total += float64(item.Tokens)
+			}
 			yy := y + bandH + 1*g.s
 			gap := 0.0
 			if w > 4*g.s {
@@ -246,12 +253,12 @@ func paintPane(dst *ebiten.Image, b *batch, r *play.SimRun, v *View, g geom, mea
 				kept := hh
 				if !item.Prefill && item.Tokens > 1 {
 					// A speculating decode verified Tokens; the drafts after
-					// the first wrong one were thrown away (grey).
-					kept = hh * math.Min(1, float64(item.Accepted)+1) / float64(item.Tokens)
+					// the first wrong one were thrown away (its colour, faint).
+					kept = hh * math.Min(float64(item.Tokens), float64(item.Accepted)+1) / float64(item.Tokens)
 				}
 				b.rect(x0, yy, w-gap, kept, c)
 				if kept < hh {
-					b.rect(x0, yy+kept, w-gap, hh-kept, colWait)
+					b.rect(x0, yy+kept, w-gap, hh-kept, tint(c, rejectedTint))
 				}
 				if item.Prefill && item.Cached > 0 {
 					// The chunk after a prefix-cache hit: the cached tokens
