@@ -39,6 +39,7 @@ func (a *App) handle(ev event) {
 			a.pn.chapter.render(a.pg, a.ui())
 			if a.lec.done {
 				a.pg.win.Set("servelabChapterShownMs", a.pg.win.Get("performance").Call("now"))
+				a.waitPaint() // the table on screen before the timeline re-simulates
 			}
 		}
 	case evPreset:

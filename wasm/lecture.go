@@ -320,6 +320,7 @@ func (a *App) tickLecture(frame time.Time) {
 		}
 		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
 		a.publish()
+		a.waitPaint() // the table on screen before the timeline re-simulates
 		// On the page's clock, for the benchmark: when the table was shown.
 		a.pg.win.Set("servelabChapterShownMs", a.pg.win.Get("performance").Call("now"))
 	}

@@ -81,20 +81,24 @@ type figures struct {
 // the frame's bookkeeping, and the long jobs (re-simulation, calibration,
 // a large upload) that advance a slice per frame.
 type scheduler struct {
-	qmu      sync.Mutex // guards queue
-	queue    []func()
-	inFrame  bool // a tick, an Update, a Draw or workNow is under way
-	simmed   bool // a re-simulation began since the last tick
-	landed   bool // a re-simulation landed since the last tick
-	soon     bool // workNow is due (workSoon)
-	soonFn   js.Func
-	frameAt  time.Time // when this frame's work began (tick ends a frame)
-	eventAt  time.Time // when the event being handled came (zero: none)
-	urlDirty bool
-	urlAt    time.Time
-	rs       *resim      // a re-simulation under way (nil: none)
-	calib    calibration // the "Calibrate from this measurement" job
-	big      bigUpload   // a large upload being read in slices
+	qmu     sync.Mutex // guards queue
+	queue   []func()
+	inFrame bool // a tick, an Update, a Draw or workNow is under way
+	simmed  bool // a re-simulation began since the last tick
+	landed  bool // a re-simulation landed since the last tick
+	soon    bool // workNow is due (workSoon)
+	soonFn  js.Func
+	// paintWait: a result was just written to the page (a chapter's
+	// table); the re-simulation waits until the browser has painted it.
+	paintWait        bool
+	paintFn, afterFn js.Func
+	frameAt          time.Time // when this frame's work began (tick ends a frame)
+	eventAt          time.Time // when the event being handled came (zero: none)
+	urlDirty         bool
+	urlAt            time.Time
+	rs               *resim      // a re-simulation under way (nil: none)
+	calib            calibration // the "Calibrate from this measurement" job
+	big              bigUpload   // a large upload being read in slices
 }
 
 // timeline is the canvas: its view window, playback and what was drawn.
@@ -278,6 +282,29 @@ func (a *App) workSoon() {
 	js.Global().Call("setTimeout", a.sched.soonFn, 0)
 }
 
+// waitPaint holds re-simulation back until the browser has painted what
+// was just written to the page: a chapter's table computed in a
+// millisecond must not wait behind tens of ms of simulation (a task that
+// runs blocks the paint, and an animation-frame callback runs before it).
+// After the paint (a timer set from the frame's callback runs after it)
+// the work goes on.
+func (a *App) waitPaint() {
+	if a.sched.paintWait {
+		return
+	}
+	a.sched.paintWait = true
+	if !a.sched.paintFn.Truthy() {
+		a.sched.afterFn = a.jsFunc("after a paint", nil, func([]js.Value) {
+			a.sched.paintWait = false
+			go a.workNow() // a DOM callback must not block
+		})
+		a.sched.paintFn = a.jsFunc("a paint", nil, func([]js.Value) {
+			js.Global().Call("setTimeout", a.sched.afterFn, 0)
+		})
+	}
+	a.pg.win.Call("requestAnimationFrame", a.sched.paintFn)
+}
+
 // ui is the state the panels render.
 func (a *App) ui() *uiState {
 	u := &uiState{lang: a.disp.lang, st: &a.s.state, run: a.s.run, simErr: a.s.simErr, figs: a.bg.figs, rates: a.bg.rates, oldRates: a.bg.oldRates,
@@ -427,11 +454,11 @@ func (a *App) work(now bool) {
 	// shown (in the same frame if that leaves room, else the next).
 	a.tickLecture(a.sched.frameAt)
 	began := false
-	if a.s.needSim && !(now && a.sched.simmed) && !a.lectureBusy(a.sched.frameAt) {
+	if a.s.needSim && !(now && a.sched.simmed) && !a.lectureBusy(a.sched.frameAt) && !a.sched.paintWait {
 		a.s.needSim, a.sched.simmed, began = false, true, true
 		a.beginResim()
 	}
-	if a.sched.rs != nil && (!now || began) && !a.lectureBusy(a.sched.frameAt) {
+	if a.sched.rs != nil && (!now || began) && !a.lectureBusy(a.sched.frameAt) && !a.sched.paintWait {
 		a.advanceResim()
 	}
 	a.mu.Lock()
