@@ -190,7 +190,11 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	if vals["yname"] != "" { // the student's measured run, beside the simulations
 		narr += " " + play.Fill(u.lang, "ch."+id+".yours", vals)
 	}
-	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`)
+	src := ""
+	if key := "ch." + id + ".source"; u.tr(key) != key { // the published result the chapter's shape matches
+		src = `<p class="small">` + esc(u.tr(key)) + `</p>`
+	}
+	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`+src)
 	if stale {
 		p.setText("ch-took", u.tr("ch.computing"))
 	} else {
