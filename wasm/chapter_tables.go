@@ -86,7 +86,6 @@ func escaped(rows [][]string) [][]string {
 	return out
 }
 
-func x2(v float64) string { return fmt.Sprintf("%.2f×", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // demo1HTML is the step table and the roofline breakdown of each step.
