@@ -3,19 +3,8 @@
 (function () {
   "use strict";
   var boot = document.getElementById("boot");
-  // The words shown before the simulator runs: its catalogues are inside
-  // app.wasm, so these few live here, in both languages (?lang=, else the
-  // browser's language, as the page picks).
-  var words = {
-    en: { loading: "loading the simulator… ", starting: "starting the simulator… ",
-      noexec: "wasm_exec.js is missing: build the app with `make wasm`.", nowasm: "This browser has no WebAssembly.",
-      stopped: "The simulator stopped. Reload the page to start it again.",
-      failed: "Could not start the simulator (app.wasm): %s. Build it with `make wasm`." },
-    zh: { loading: "正在加载模拟器… ", starting: "正在启动模拟器… ",
-      noexec: "缺少 wasm_exec.js：请用 `make wasm` 构建。", nowasm: "此浏览器不支持 WebAssembly。",
-      stopped: "模拟器已停止。重新加载页面即可再次启动。",
-      failed: "无法启动模拟器（app.wasm）：%s。请用 `make wasm` 构建。" }
-  };
+  // The words shown before the simulator runs: the catalogues' boot.* keys,
+  // which cmd/sitegen writes into canvas.html as self.servelabWords.
   var lang = "en";
   try {
     var q = new URLSearchParams((window.parent !== window ? window.parent : window).location.search).get("lang");
@@ -23,7 +12,10 @@
   } catch (e) { /* not same-origin: the browser's language */
     lang = /^zh/i.test(navigator.language || "") ? "zh" : "en";
   }
-  var w = words[lang];
+  var all = self.servelabWords || {};
+  var mine = all[lang] || all.en || {};
+  var w = {};
+  ["loading", "starting", "noexec", "nowasm", "stopped", "failed"].forEach(function (k) { w[k] = mine["boot." + k] || "boot." + k; });
   function fail(msg) {
     boot.textContent = msg;
     try {

@@ -152,6 +152,57 @@
     }, function () {});
   }
 
+  // Until the app runs, the page shows the download's progress where the
+  // canvas will be (#boot-progress, written by cmd/sitegen) and keeps the
+  // controls that cannot act yet inert ([data-boot-inert]). The app
+  // announces itself by setting window.servelab (ready); at that moment
+  // the controls are released, before anything can wait on it.
+  var lang = "en";
+  try {
+    var lq = new URLSearchParams(location.search).get("lang");
+    lang = lq === "zh" || (lq !== "en" && /^zh/i.test(navigator.language || "")) ? "zh" : "en";
+  } catch (e) { /* no URLSearchParams: English */ }
+  var words = (self.servelabWords || {})[lang] || {};
+  function word(k) { return words[k] || k; }
+  var app;
+  function started() {
+    document.querySelectorAll("[data-boot-inert]").forEach(function (el) { el.removeAttribute("inert"); });
+    var bp = document.getElementById("boot-progress");
+    if (bp) bp.remove();
+  }
+  try {
+    Object.defineProperty(window, "servelab", {
+      configurable: true, enumerable: true,
+      get: function () { return app; },
+      set: function (v) { app = v; if (v && v.ready) started(); },
+    });
+  } catch (e) { /* a page that defined it already */ }
+  function showProgress() {
+    var bp = document.getElementById("boot-progress");
+    if (!bp) return;
+    if (lang !== "en") {
+      bp.querySelector(".what").textContent = word("boot.loading");
+      bp.querySelector(".waiting").textContent = word("boot.waiting");
+      bp.querySelector("progress").setAttribute("aria-label", word("boot.loading").trim());
+    }
+    var bar = bp.querySelector("progress"), what = bp.querySelector(".what"), mb = bp.querySelector(".mb");
+    var shown = -1;
+    window.servelabProgress(function (p) {
+      if (p.done) { what.textContent = word("boot.starting"); bar.removeAttribute("value"); mb.textContent = ""; return; }
+      if (!p.total) return; // no size to compare with: the bar stays indeterminate
+      var f = Math.min(1, p.loaded / p.total);
+      if (f - bar.value < 0.01 && f < 1) return; // a step of 1% is enough to see
+      bar.value = f;
+      var tenth = Math.floor(f * 10); // the text moves in steps, for screen readers
+      if (tenth !== shown) {
+        shown = tenth;
+        mb.textContent = word("boot.mb").replace("%.1f", (p.loaded / 1e6).toFixed(1)).replace("%.1f", (p.total / 1e6).toFixed(1));
+      }
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showProgress);
+  else showProgress();
+
   // servelabOffline settles true once sw.js is active and this build's wasm
   // is cached: from then on a reload works with the network off.
   window.servelabOffline = new Promise(function (resolve) {

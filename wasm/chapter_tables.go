@@ -75,14 +75,26 @@ func textW(s string) float64 {
 	return w
 }
 
-func x2(v float64) string { return fmt.Sprintf("%.2f×", v) }
+// escaped is rows with every cell HTML-escaped.
+func escaped(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = make([]string, len(r))
+		for j, c := range r {
+			out[i][j] = html.EscapeString(c)
+		}
+	}
+	return out
+}
+
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // demo1HTML is the step table and the roofline breakdown of each step.
 func demo1HTML(u *uiState, res *lect.Interference, vals map[string]string) (string, string) {
-	rows := make([][]string, len(res.Demo1))
-	for i, d := range res.Demo1 {
-		rows[i] = []string{strconv.Itoa(d.Prompt), ms(d.DecodeOnly), ms(d.Mixed), x2(d.DecodeSlowdown), ms(d.PrefillOnly), x2(d.PrefillSlowdown), html.EscapeString(u.tr("bound." + string(d.MixedBound)))}
+	t := play.Demo1Table(u.lang, u.st.Probe.Batch, u.st.Probe.Context, res.Demo1) // the static page's table too
+	head, rows := escaped([][]string{t.Head})[0], escaped(t.Rows)
+	head[len(head)-1] = termHTML(u, "bound")
+	for _, d := range res.Demo1 {
 		vals["mixed"+strconv.Itoa(d.Prompt)] = ms(d.Mixed)
 		vals["slow"+strconv.Itoa(d.Prompt)] = fmt.Sprintf("%.1f", d.DecodeSlowdown)
 	}
@@ -90,8 +102,7 @@ func demo1HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["dec"], vals["lastp"], vals["lastslow"], vals["lastpre"] = ms(first.DecodeOnly), strconv.Itoa(last.Prompt), fmt.Sprintf("%.1f", last.DecodeSlowdown), fmt.Sprintf("%.2f", last.PrefillSlowdown)
 	vals["firstp"], vals["firstmixed"] = strconv.Itoa(first.Prompt), ms(first.Mixed)
 	vals["batch"], vals["ctx"] = strconv.Itoa(u.st.Probe.Batch), strconv.Itoa(u.st.Probe.Context)
-	table := tableHTML(u.trf("t1.caption", u.st.Probe.Batch, u.st.Probe.Context),
-		[]string{u.tr("t1.prompt"), u.tr("t1.dec"), u.tr("t1.mixed"), u.tr("t1.decslow"), u.tr("t1.pre"), u.tr("t1.preslow"), termHTML(u, "bound")}, rows)
+	table := tableHTML(t.Caption, head, rows)
 	prompts := make([]int, len(res.Demo1))
 	for i, d := range res.Demo1 {
 		prompts[i] = d.Prompt

@@ -975,4 +975,17 @@ var catalogueEN = map[string]string{
 	"param.spdc":                "MTP head cost per draft (of a step)",
 	"preset.speculative.title":  "Speculation is a bet on idle compute",
 	"preset.speculative.about":  "One H100, 512/256 tokens at 2 req/s, 4 draft tokens from MTP heads accepted at 0.6 each: each user's tokens come about twice as fast; raise the rate and verifying 5 tokens per sequence makes every step compute-bound.",
+
+	// The texts the page shows before the simulator runs (the download, its
+	// failures, the controls that wait for it) and the static chapter's note:
+	// cmd/sitegen writes them into the static page.
+	"boot.loading":  "loading the simulator… ",
+	"boot.starting": "starting the simulator… ",
+	"boot.noexec":   "wasm_exec.js is missing: build the app with `make wasm`.",
+	"boot.nowasm":   "This browser has no WebAssembly.",
+	"boot.stopped":  "The simulator stopped. Reload the page to start it again.",
+	"boot.failed":   "Could not start the simulator (app.wasm): %s. Build it with `make wasm`.",
+	"boot.waiting":  "The settings, the playback and the side panels work once the simulator has loaded; the chapter's text and table are here already.",
+	"boot.mb":       "%.1f of %.1f MB",
+	"ch.static":     "The table at the chapter's settings, from the page as it loaded; the sliders move it once the simulator runs.",
 }

@@ -957,4 +957,17 @@ var catalogueZH = map[string]string{
 	"param.spdc":                "MTP 头每个草稿的代价（占一步）",
 	"preset.speculative.title":  "投机解码是押注闲置的算力",
 	"preset.speculative.about":  "一块 H100，512/256 token，2 请求/秒，MTP 头每步提出 4 个草稿 token、每个接受率 0.6：每个用户的 token 来得快了约一倍；把速率调高，每个序列验证 5 个 token 会让每一步都受算力所限。",
+
+	// The texts the page shows before the simulator runs (the download, its
+	// failures, the controls that wait for it) and the static chapter's note:
+	// cmd/sitegen writes them into the static page.
+	"boot.loading":  "正在加载模拟器… ",
+	"boot.starting": "正在启动模拟器… ",
+	"boot.noexec":   "缺少 wasm_exec.js：请用 `make wasm` 构建。",
+	"boot.nowasm":   "此浏览器不支持 WebAssembly。",
+	"boot.stopped":  "模拟器已停止。重新加载页面即可再次启动。",
+	"boot.failed":   "无法启动模拟器（app.wasm）：%s。请用 `make wasm` 构建。",
+	"boot.waiting":  "模拟器加载完成后，设置、播放和侧栏才能使用；本章的文字和表格已经在这里。",
+	"boot.mb":       "%.1f / %.1f MB",
+	"ch.static":     "本章设置下的表格，随页面一起加载；模拟器运行后，滑块才能改变它。",
 }
