@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/hajimehoshi/ebiten/v2"
-	"honnef.co/go/js/dom/v2"
 )
 
 func imageRect(x0, y0, x1, y1 int) image.Rectangle { return image.Rect(x0, y0, x1, y1) }
@@ -357,9 +356,6 @@ func main() {
 	}
 	a.pg.doc = a.pg.win.Get("document")
 	a.mark("main")
-	// Elements of the parent page come back as *dom.BasicHTMLElement (the
-	// iframe's constructors do not match them), so only Underlying() is used.
-	a.pg.pdoc = dom.WrapDocument(a.pg.doc)
 	a.tl.dpr = ebiten.Monitor().DeviceScaleFactor()
 	if a.tl.dpr <= 0 {
 		a.tl.dpr = 1

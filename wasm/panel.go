@@ -6,8 +6,6 @@ import (
 	"syscall/js"
 
 	"servelab/wasm/play"
-
-	"honnef.co/go/js/dom/v2"
 )
 
 // A panel is one part of the page around the timeline. It binds its DOM
@@ -90,7 +88,6 @@ type page struct {
 	win   js.Value // the controls page's window (the iframe's parent)
 	doc   js.Value // its document
 	own   js.Value // the iframe's own document (the canvas and its labels)
-	pdoc  dom.Document
 	guard func(where string, f func())
 	last  map[string]string // what setHTML last wrote, by id
 }
@@ -99,7 +96,7 @@ type page struct {
 // dom package's wrapper tries dozens of constructors per element (none
 // match across the iframe), which made a render of the form take tens of ms.
 func (p *page) el(id string) js.Value {
-	if p == nil || p.pdoc == nil {
+	if p == nil || p.doc.IsUndefined() || p.doc.IsNull() {
 		return js.Null()
 	}
 	return p.doc.Call("getElementById", id)
