@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"servelab/wasm/play"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -44,8 +46,12 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 	pick(t, ctx, "profile", "vllm")
 	waitFor(t, ctx, fmt.Sprintf(`servelab.timings().drawnGen > %d && servelab.getState().profile === "vllm"`, gen), "a re-simulation under vllm")
 	st := eval[map[string]any](t, ctx, `servelab.getState()`)
-	if st["effc"] != 0.6875 || st["effm"] != 0.7385 {
-		t.Errorf("vllm's H100 constants not on the sliders: effc %v effm %v", st["effc"], st["effm"])
+	// The profile's own H100 constants, as the page's model reads them.
+	want := play.DefaultState()
+	want.Set("profile", "vllm")
+	play.ApplyProfile(&want)
+	if st["effc"] != want.EffCompute || st["effm"] != want.EffMem {
+		t.Errorf("vllm's H100 constants not on the sliders: effc %v effm %v; want %v %v", st["effc"], st["effm"], want.EffCompute, want.EffMem)
 	}
 	after := stepMs()
 	if math.Abs(after-before) < 1e-6 {
@@ -61,7 +67,7 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 	pick(t, ctx, "gpu", "L40S")
 	waitFor(t, ctx, `document.getElementById("profile-gpu-note").textContent.includes("no published points")`, "the unfitted GPU's note")
 	pick(t, ctx, "gpu", "H100-SXM")
-	waitFor(t, ctx, `servelab.getState().effc === 0.6875`, "H100's own constants back")
+	waitFor(t, ctx, fmt.Sprintf(`servelab.getState().effc === %v`, want.EffCompute), "H100's own constants back")
 	// A slider moved off the profile's value says it was set here.
 	setRange(t, ctx, "effm", 0.5)
 	waitFor(t, ctx, `document.querySelector('#profile-constants tr[data-const="eff_mem"]').textContent.includes("set on this page")`, "the user's value marked")

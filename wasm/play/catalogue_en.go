@@ -727,9 +727,12 @@ var catalogueEN = map[string]string{
 	"leg.kv":         "memory lane: KV blocks in use (green) under the capacity (yellow line); preemption (vermillion), rejection (white)",
 	"leg.xfer":       "KV transfer: a line from the prefill GPU to the decode GPU, a bar as long as the transfer",
 
-	"nav.cmpc": "compare chunking",
-	"nav.cmpd": "compare disaggregation",
-	"nav.mem":  "memory pressure",
+	"nav.cmpc":    "compare chunking",
+	"nav.cmpd":    "compare disaggregation",
+	"nav.pcache":  "prefix cache",
+	"nav.routing": "routing",
+	"nav.spec":    "speculative decoding",
+	"nav.mem":     "memory pressure",
 
 	"preset.compare-chunking.title": "Compare: prefill-first vs chunked 512",
 	"preset.compare-chunking.about": "The same 1500 requests at 30 req/s twice on one clock: A prefills whole prompts and stalls the decodes, B cuts prefills into a 512-token budget per step. Watch the gap lanes and the P99 ITL.",

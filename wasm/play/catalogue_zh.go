@@ -714,9 +714,12 @@ var catalogueZH = map[string]string{
 	"leg.kv":         "显存道：已用 KV 块（绿）与容量（黄线）；抢占（朱红）、拒绝（白）",
 	"leg.xfer":       "KV 传输：从 prefill GPU 到 decode GPU 的连线，条长即传输时长",
 
-	"nav.cmpc": "对比分块",
-	"nav.cmpd": "对比分离式",
-	"nav.mem":  "显存压力",
+	"nav.cmpc":    "对比分块",
+	"nav.cmpd":    "对比分离式",
+	"nav.pcache":  "前缀缓存",
+	"nav.routing": "路由",
+	"nav.spec":    "投机解码",
+	"nav.mem":     "显存压力",
 
 	"preset.compare-chunking.title": "对比：prefill 优先 vs 分块 512",
 	"preset.compare-chunking.about": "同样的 1500 个请求、每秒 30 个，在同一时钟上跑两次：A 整段 prefill 提示，使 decode 停顿；B 把 prefill 切成每步 512 token 的预算。请看间隔道与 P99 ITL。",
