@@ -76,18 +76,8 @@ func dedupLegend(items []legendItem) []legendItem {
 // textWidth estimates a legend label's width in device pixels: the labels
 // are HTML over the canvas, measured by the browser only after this frame,
 // so the legend is laid out from the font's size (11 CSS px, 16 in
-// projector mode: about 11 px per unit of scale) with wide CJK characters.
-func textWidth(s string, scale float64) float64 {
-	w := 0.0
-	for _, r := range s {
-		if r >= 0x2E80 {
-			w += 1.0
-		} else {
-			w += 0.56
-		}
-	}
-	return w * 11 * scale
-}
+// projector mode: about 11 px per unit of scale), as textW does the charts'.
+func textWidth(s string, scale float64) float64 { return textW(s) * 1.1 * scale }
 
 // paintLegend draws the legend of pane r right-aligned on the line above
 // its time axis (a projected or embedded canvas explains itself), leaving
