@@ -194,7 +194,8 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	if key := "ch." + id + ".source"; u.tr(key) != key { // the published result the chapter's shape matches
 		src = `<p class="small">` + esc(u.tr(key)) + `</p>`
 	}
-	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`+src)
+	look := `<p class="look">` + esc(k("look")) + `</p>` // what to look at on the canvas
+	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`+look+src)
 	if stale {
 		p.setText("ch-took", u.tr("ch.computing"))
 	} else {

@@ -273,3 +273,15 @@ func TestChapterTermsAppearInTheirTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryChapterSaysWhatToLookAt: each chapter has a sentence pointing
+// at the canvas, in every language.
+func TestEveryChapterSaysWhatToLookAt(t *testing.T) {
+	for _, ch := range Chapters {
+		for _, lang := range Langs() {
+			if k := "ch." + ch.ID + ".look"; catalogues[lang][k] == "" {
+				t.Errorf("%s: no %s", lang, k)
+			}
+		}
+	}
+}
