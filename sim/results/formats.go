@@ -173,6 +173,24 @@ func Detect(data []byte) (*Format, error) {
 	return detectBench(d)
 }
 
+// TraceByFirstLine reports whether data is JSON Lines whose first line is
+// a record of a format the table names a trace (a Mooncake trace): a test
+// a page can afford on any upload, however large (Detect parses the whole
+// file at once).
+func TraceByFirstLine(data []byte) bool {
+	line := firstLine(bytes.TrimPrefix(data, jsonread.BOM))
+	if len(line) > 1<<16 { // a trace's record is short; a whole file on one line is no trace's
+		return false
+	}
+	var first map[string]json.RawMessage
+	if err := json.Unmarshal(line, &first); err != nil || first == nil {
+		return false
+	}
+	liftDetails(first)
+	f, err := detectLines(first)
+	return err == nil && f != nil && f.Trace
+}
+
 // detectBench is Detect of a file whose BOM is trimmed and Python literals rewritten.
 func detectBench(data []byte) (*Format, error) {
 	var obj map[string]json.RawMessage

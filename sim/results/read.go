@@ -99,7 +99,13 @@ func keyList(m map[string]json.RawMessage) string {
 }
 
 func firstLine(data []byte) []byte {
-	for _, l := range bytes.Split(data, []byte("\n")) {
+	for len(data) > 0 { // (line by line: a 50 MB file is not split whole for its head)
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
 		if l = bytes.TrimSpace(l); len(l) > 0 {
 			return l
 		}

@@ -71,7 +71,7 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 	// A slider moved off the profile's value says it was set here.
 	setRange(t, ctx, "effm", 0.5)
 	waitFor(t, ctx, `document.querySelector('#profile-constants tr[data-const="eff_mem"]').textContent.includes("set on this page")`, "the user's value marked")
-	setRange(t, ctx, "effm", 0.7385)
+	setRange(t, ctx, "effm", want.EffMem)
 	// Why this step took X ms: the constants with their sources.
 	box := eval[[]float64](t, ctx, `(() => { const b = document.getElementById("view").getBoundingClientRect(); return [b.left, b.top, b.width, b.height]; })()`)
 	if err := chromedp.Do(ctx, chromedp.MouseClickXY(box[0]+box[2]*0.5, box[1]+60)); err != nil {
@@ -79,16 +79,16 @@ func TestProfilePickerChangesTheStep(t *testing.T) {
 	}
 	waitFor(t, ctx, `document.getElementById("step-info").textContent.includes("Constants used (profile vllm)")`, "the step's constants")
 	info := eval[string](t, ctx, `document.getElementById("step-info").textContent`)
-	for _, want := range []string{"roofline_p = 1.353", "eff_compute = 0.6875", "fitted"} {
-		if !strings.Contains(info, want) {
-			t.Errorf("step explanation lacks %q: %s", want, info)
+	for _, w := range []string{"roofline_p = ", "eff_compute = " + play.FormatNum(want.EffCompute), "fitted"} {
+		if !strings.Contains(info, w) {
+			t.Errorf("step explanation lacks %q: %s", w, info)
 		}
 	}
 	// The link keeps the profile.
 	waitFor(t, ctx, `location.search.includes("profile=vllm")`, "the profile in the URL")
 	url := eval[string](t, ctx, `location.href`)
 	open(t, ctx, url)
-	if st := eval[map[string]any](t, ctx, `servelab.getState()`); st["profile"] != "vllm" || st["effc"] != 0.6875 {
+	if st := eval[map[string]any](t, ctx, `servelab.getState()`); st["profile"] != "vllm" || st["effc"] != want.EffCompute {
 		t.Errorf("the link did not restore the profile: %v", st)
 	}
 	// The lecture's presets run the lecture's profile.

@@ -85,7 +85,7 @@ func IsTrace(name string, data []byte) bool {
 	if strings.HasSuffix(lower, ".csv") {
 		return true
 	}
-	if f, _ := results.Detect(data); f != nil && f.Trace {
+	if results.TraceByFirstLine(data) { // (its first line only: a 50 MB upload is read in slices later)
 		return true
 	}
 	if !strings.HasSuffix(lower, ".jsonl") {

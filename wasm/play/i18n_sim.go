@@ -72,7 +72,7 @@ func SayAll(lang string, lines []string, notes []sim.Note) []string {
 // are written from a template (by `servelab fidelity --fit`, by sim's
 // fallbacks and by a calibration): ProfileText recognises a text by its
 // English template and carries its variable parts into lang's.
-var profileTemplates = []string{"ptpl.fitfree", "ptpl.samechip", "ptpl.chipvalue", "ptpl.fitted", "ptpl.gpufit", "ptpl.mean", "ptpl.nofit", "sim.cal.source", "sim.cal.gpunote"}
+var profileTemplates = []string{"ptpl.fitall", "ptpl.mean3", "ptpl.fitfree", "ptpl.samechip", "ptpl.chipvalue", "ptpl.fitted", "ptpl.gpufit", "ptpl.mean", "ptpl.nofit", "sim.cal.source", "sim.cal.gpunote"}
 
 // profileIndex maps the built-in profiles' fixed texts (catalogue keys
 // "ptext.*", English word for word) to their keys; profilePatterns match
