@@ -883,7 +883,7 @@ var catalogueEN = map[string]string{
 	"cal.notid.item":         "%s: %s",
 
 	"ptpl.fitall":    "fitted by `%s` (%s free) to the %s published points on all GPUs in cmd/servelab/testdata/fidelity (±%s)",
-	"ptpl.mean3":     "no published points for this GPU: the mean of the values fitted on %s (%s), %s (%s) and %s (%s)",
+	"ptpl.mean3":     "no published points for this GPU: the mean of the values fitted on %s (%s) and %s (%s) and %s (%s)",
 	"ptpl.fitfree":   "fitted by `%s` (%s free) to the %s published points on %s in cmd/servelab/testdata/fidelity (±%s)",
 	"ptpl.samechip":  "%s fitted to %s published points on %s; %s from %s (the same chip)",
 	"ptpl.chipvalue": "%s's fitted value (the same chip)",

@@ -220,6 +220,8 @@ func TestProfileTextsAreInTheCatalogues(t *testing.T) {
 				}
 				if zh := ProfileText("zh", s); zh == s || !hasHan(zh) {
 					t.Errorf("%s on %s: no Chinese for %q (add it to the catalogues)", name, gpu, s)
+				} else if strings.Contains(zh, " and ") || strings.Contains(zh, "all GPUs") {
+					t.Errorf("%s on %s: %q came out half English: %q (a template too loose for it)", name, gpu, s, zh)
 				}
 			}
 		}
