@@ -165,7 +165,7 @@ var catalogueEN = map[string]string{
 	"nav.ds21":             "DistServe 2P+1D",
 	"nav.chapters":         "Lecture chapters:",
 	"start.title":          "New to LLM serving? Start here",
-	"start.text":           "The course is five short chapters. Each shows one experiment on a simulated GPU: you guess what will happen, then move its sliders and watch the answer on the timeline.",
+	"start.text":           "The course is a series of short chapters. Each shows one experiment on a simulated GPU: you guess what will happen, then move its sliders and watch the answer on the timeline.",
 	"start.go":             "Start the course: chapter 1 →",
 	"ctl.more":             "More settings",
 	"ctl.less":             "Fewer settings",

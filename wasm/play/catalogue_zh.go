@@ -163,7 +163,7 @@ var catalogueZH = map[string]string{
 	"nav.ds21":             "DistServe 2P+1D",
 	"nav.chapters":         "讲义章节：",
 	"start.title":          "第一次接触大模型推理服务？从这里开始",
-	"start.text":           "课程共五个短章节。每章在模拟的 GPU 上做一个实验：先猜结果，再拖动滑块，在时间线上看答案。",
+	"start.text":           "课程由一系列短章节组成。每章在模拟的 GPU 上做一个实验：先猜结果，再拖动滑块，在时间线上看答案。",
 	"start.go":             "开始课程：第 1 章 →",
 	"ctl.more":             "更多设置",
 	"ctl.less":             "收起设置",
