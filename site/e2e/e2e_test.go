@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,48 +69,94 @@ func compositing() string {
 	return "software compositing"
 }
 
-// browser starts headless Chromium with the flags that let ebiten render
-// through SwiftShader, and returns a tab context. The page is composited in
-// software, as Chrome does on a machine without a usable GPU (WebGL alone
-// goes through SwiftShader): headless Chromium's own default composites
-// through SwiftShader's emulated GL too, which no user's browser does and
-// which here cost about 120 ms of CPU a changed frame, twice the software
-// compositor's. SERVELAB_GPU_COMPOSITING=1 keeps that default, to compare.
+// browser returns a tab of headless Chromium in a browser context of its
+// own (its own cache, storage and service workers, as a fresh profile
+// would have), closed when the test ends. The Chromium process is shared by
+// the package's tests: starting one per test cost about a second each. It
+// runs with the flags that let ebiten render through SwiftShader, and the
+// page is composited in software, as Chrome does on a machine without a
+// usable GPU (WebGL alone goes through SwiftShader): headless Chromium's own
+// default composites through SwiftShader's emulated GL too, which no user's
+// browser does and which here cost about 120 ms of CPU a changed frame,
+// twice the software compositor's. SERVELAB_GPU_COMPOSITING=1 keeps that
+// default, to compare.
 func browser(t testing.TB, ctxOpts ...chromedp.ContextOption) context.Context {
 	t.Helper()
-	path := chromiumPath()
-	if _, err := exec.LookPath(path); err != nil {
-		t.Fatalf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
+	root, err := sharedChromium()
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(1400, 900),
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-	}
-	if !gpuCompositing() {
-		opts = append(opts, chromedp.Flag("disable-gpu-compositing", true))
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx, ctxOpts...)
+	ctx, cancelC := chromedp.NewContext(root, append([]chromedp.ContextOption{chromedp.WithNewBrowserContext()}, ctxOpts...)...)
 	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() { cancelT(); cancelC() })
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
+		t.Fatalf("open a tab: %v", err)
 	}
 	return ctx
+}
+
+// The package's one Chromium: started by the first test that asks for a
+// tab, stopped by TestMain.
+var (
+	chromiumOnce sync.Once
+	chromiumCtx  context.Context
+	chromiumErr  error
+	chromiumStop = func() {}
+)
+
+// sharedChromium is the context of the package's Chromium (a browser with
+// no tab of its own use), started on first use.
+func sharedChromium() (context.Context, error) {
+	chromiumOnce.Do(func() {
+		path := chromiumPath()
+		if _, err := exec.LookPath(path); err != nil {
+			chromiumErr = fmt.Errorf("Chromium not found at %s (install it with `apt-get install -y chromium`, as .ci/run does): %v", path, err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "servelab-chromium-")
+		if err != nil {
+			chromiumErr = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.UserDataDir(dir),
+			chromedp.WindowSize(1400, 900),
+			chromedp.Flag("use-angle", "swiftshader"),
+			chromedp.Flag("enable-unsafe-swiftshader", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("no-first-run", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-background-timer-throttling", true),
+			chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		}
+		if !gpuCompositing() {
+			opts = append(opts, chromedp.Flag("disable-gpu-compositing", true))
+		}
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelC := chromedp.NewContext(actx)
+		if err := chromedp.Do(ctx); err != nil {
+			cancelC()
+			cancelA()
+			chromiumErr = fmt.Errorf("start Chromium: %v", err)
+			return
+		}
+		chromiumCtx = ctx
+		chromiumStop = func() { cancelC(); cancelA(); os.RemoveAll(dir) }
+	})
+	return chromiumCtx, chromiumErr
+}
+
+// TestMain stops the shared Chromium after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	chromiumStop()
+	os.Exit(code)
 }
 
 // open loads the page and waits until the app has simulated and drawn.
