@@ -153,6 +153,13 @@ func Run(cfg Config, reqs []Request) (*Outcome, error) { return run(cfg, reqs, n
 // refused); the requests' own arrival times are ignored. It returns an error
 // when concurrency is below 1 or reqs is empty.
 func RunClosed(cfg Config, reqs []Request, concurrency int) (*Outcome, error) {
+	return RunClosedEach(cfg, reqs, concurrency, nil)
+}
+
+// RunClosedEach is RunClosed calling each (when not nil) with every step
+// as it is made, for a caller that reads the steps without keeping them
+// (cfg.Trace keeps them all).
+func RunClosedEach(cfg Config, reqs []Request, concurrency int, each func(*Iteration)) (*Outcome, error) {
 	if concurrency < 1 || len(reqs) == 0 {
 		return nil, fmt.Errorf("closed loop: want a concurrency ≥ 1 and requests, got %d and %d", concurrency, len(reqs))
 	}
@@ -183,6 +190,9 @@ func RunClosed(cfg Config, reqs []Request, concurrency int) (*Outcome, error) {
 			break
 		}
 		out.record(it, cfg.Trace)
+		if each != nil {
+			each(it)
+		}
 		for _, item := range it.Items {
 			if item.Done && next < len(reqs) {
 				submit(it.End())

@@ -52,17 +52,6 @@ func studyHTML(u *uiState, ch play.Chapter, t *play.StudyTable, vals map[string]
 		return table, ""
 	}
 	col := st.Cols[j]
-	top := 0.0
-	L := 0.0
-	for i, r := range t.Rows {
-		if v := t.Vals[i][j]; !math.IsNaN(v) {
-			top = math.Max(top, v)
-		}
-		L = math.Max(L, textW(u.trf(r.Key, r.Args...))+8)
-	}
-	if top <= 0 {
-		top = 1
-	}
 	scale := 1.0
 	switch col.Unit {
 	case "ms":
@@ -70,26 +59,29 @@ func studyHTML(u *uiState, ch play.Chapter, t *play.StudyTable, vals map[string]
 	case "%":
 		scale = 100
 	}
-	top = niceCeil(top * scale)
+	bars := make([]chartBar, len(t.Rows))
+	top := 0.0
+	for i, r := range t.Rows {
+		v := t.Vals[i][j]
+		bars[i] = chartBar{name: u.trf(r.Key, r.Args...), v: v * scale, label: play.FormatStudy(v, col.Unit)}
+		if i == cur {
+			bars[i].cls = "col"
+		}
+		if !math.IsNaN(v) {
+			top = math.Max(top, v*scale)
+		}
+	}
+	if top <= 0 {
+		top = scale // (no figure yet: a unit of the column's)
+	}
+	top = niceCeil(top)
 	const W, rowH = 420.0, 20.0
+	L := barsLeft(bars)
 	H := rowH*float64(len(t.Rows)) + 40
 	plotW := W - L - 50
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(u.tr("col."+col.Key)))
-	for i, r := range t.Rows {
-		y := 6 + rowH*float64(i)
-		v := t.Vals[i][j] * scale
-		w := 0.0
-		if !math.IsNaN(v) {
-			w = v / top * plotW
-		}
-		cls := "split"
-		if i == cur {
-			cls = "col"
-		}
-		fmt.Fprintf(&sb, `<text x="2" y="%.1f" class="lbl">%s</text><rect class="%s" x="%g" y="%.1f" width="%.1f" height="12"/><text x="%.1f" y="%.1f" class="lbl">%s</text>`,
-			y+11, html.EscapeString(u.trf(r.Key, r.Args...)), cls, L, y, w, L+w+4, y+11, play.FormatStudy(t.Vals[i][j], col.Unit))
-	}
+	writeBars(&sb, bars, L, plotW, top)
 	// The axis: 0, the middle and the top, and its title.
 	ay := 6 + rowH*float64(len(t.Rows)) + 2
 	fmt.Fprintf(&sb, `<line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/>`, L, ay, L+plotW, ay)

@@ -233,45 +233,61 @@ func demo3HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["ttft"], vals["tpot"] = play.FormatNum(d.SLO.TTFT*1e3), play.FormatNum(d.SLO.TPOT*1e3)
 	table := tableHTML(u.trf("t3.caption", vals["ttft"], vals["tpot"], d.Attainment*100),
 		[]string{u.tr("t3.config"), u.tr("t3.gpus"), termHTML(u, "goodput") + " " + u.tr("t3.unit"), u.tr("t3.pergpu"), u.tr("t3.paper")}, rows)
-	// Bars of goodput per GPU, ours; the paper's ratio as a second bar set.
-	type bar struct {
-		name string
-		v    float64
-	}
-	bars := []bar{{u.tr("t3.colocated"), d.Colocated}}
+	// Bars of goodput per GPU: colocated first (marked), then the splits.
+	bars := []chartBar{{name: u.tr("t3.colocated"), v: d.Colocated, cls: "col"}}
 	for _, s := range d.Splits {
-		bars = append(bars, bar{split(s), s.PerGPU})
+		bars = append(bars, chartBar{name: split(s), v: s.PerGPU})
 	}
 	for _, s := range d.Simulated {
-		bars = append(bars, bar{u.trf("t3.simulated", s.Prefill, s.Decode), s.PerGPU})
+		bars = append(bars, chartBar{name: u.trf("t3.simulated", s.Prefill, s.Decode), v: s.PerGPU})
 	}
 	top := 0.0
-	for _, b := range bars {
-		top = math.Max(top, b.v)
+	for i := range bars {
+		bars[i].label = f1(bars[i].v)
+		top = math.Max(top, bars[i].v)
 	}
 	const W, rowH = 420.0, 20.0
+	L := barsLeft(bars)
+	H := rowH*float64(len(bars)) + 24
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(u.tr("f3.aria")))
+	writeBars(&sb, bars, L, W-L-50, top)
+	fmt.Fprintf(&sb, `<text x="2" y="%g" class="lbl">%s</text></svg>`, H-4, html.EscapeString(u.tr("f3.axis")))
+	return table, sb.String()
+}
+
+// chartBar is one bar of a chapter's bar chart.
+type chartBar struct {
+	name, label string  // its name (left of it) and its value as written (after it)
+	v           float64 // its length in the chart's unit (NaN: none yet)
+	cls         string  // "col" for the one to look at, else the others' "split"
+}
+
+// barsLeft is the room the bars' names take, where the bars begin.
+func barsLeft(bars []chartBar) float64 {
 	L := 0.0
 	for _, b := range bars {
 		L = math.Max(L, textW(b.name)+8)
 	}
-	H := rowH*float64(len(bars)) + 24
-	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, html.EscapeString(u.tr("f3.aria")))
+	return L
+}
+
+// writeBars writes the bars a row each, 20 units apart from y 6: a bar of
+// length top is plotW wide, from x L.
+func writeBars(sb *strings.Builder, bars []chartBar, L, plotW, top float64) {
 	for i, b := range bars {
-		y := 6 + rowH*float64(i)
+		y := 6 + 20*float64(i)
 		w := 0.0
-		if top > 0 {
-			w = b.v / top * (W - L - 50)
+		if top > 0 && !math.IsNaN(b.v) {
+			w = b.v / top * plotW
 		}
-		cls := "split"
-		if i == 0 {
-			cls = "col"
+		cls := b.cls
+		if cls == "" {
+			cls = "split"
 		}
-		fmt.Fprintf(&sb, `<text x="2" y="%.1f" class="lbl">%s</text><rect class="%s" x="%g" y="%.1f" width="%.1f" height="12"/><text x="%.1f" y="%.1f" class="lbl">%s</text>`,
-			y+11, html.EscapeString(b.name), cls, L, y, w, L+w+4, y+11, f1(b.v))
+		fmt.Fprintf(sb, `<text x="2" y="%.1f" class="lbl">%s</text><rect class="%s" x="%g" y="%.1f" width="%.1f" height="12"/><text x="%.1f" y="%.1f" class="lbl">%s</text>`,
+			y+11, html.EscapeString(b.name), cls, L, y, w, L+w+4, y+11, b.label)
 	}
-	fmt.Fprintf(&sb, `<text x="2" y="%g" class="lbl">%s</text></svg>`, H-4, html.EscapeString(u.tr("f3.axis")))
-	return table, sb.String()
 }
 
 // demo4HTML is the budget table and the TTFT/TPOT trade-off.

@@ -103,48 +103,20 @@ type closed struct {
 // next when one ends), noting how much of the time the steps spent on
 // prefill beyond the decode step of the same batch.
 func closedLoop(cfg sim.Config, reqs []sim.Request, concurrency int) (closed, error) {
-	e, err := sim.NewEngine(cfg)
-	if err != nil {
-		return closed{}, err
-	}
-	next := 0
-	submit := func(at float64) {
-		for next < len(reqs) {
-			r := reqs[next]
-			r.Arrival = at
-			next++
-			if e.Submit(r) == nil {
-				return
-			}
-		}
-	}
-	for next < len(reqs) && next < concurrency {
-		submit(0)
-	}
 	var total, extra float64
-	for {
-		it, ok := e.Step()
-		if !ok {
-			break
-		}
+	out, err := sim.RunClosedEach(cfg, reqs, concurrency, func(it *sim.Iteration) {
 		total += it.Duration
 		if it.Prefill > 0 {
 			// (the decodes' own step, over no context: an upper bound on its
 			// prefill's share)
 			extra += it.Duration - cfg.Step.Decode(it.Decodes, 0).Seconds
 		}
-		for _, item := range it.Items {
-			if item.Done {
-				submit(it.End())
-			}
-		}
-		for range it.Rejected {
-			submit(it.End())
-		}
+	})
+	if err != nil {
+		return closed{}, err
 	}
-	rs := e.Results()
-	s := sim.Summarize(rs)
-	c := closed{ttft: s.TTFTP50, throughput: s.Throughput, prefix: e.PrefixStats()}
+	s := sim.Summarize(out.Results)
+	c := closed{ttft: s.TTFTP50, throughput: s.Throughput, prefix: out.Prefix}
 	if total > 0 {
 		c.prefillShare = extra / total
 	}

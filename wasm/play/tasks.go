@@ -38,8 +38,10 @@ var (
 	// Demo 1: a larger batch makes the decode step itself longer (more KV
 	// to read), so the same prompt hides more of its compute under it.
 	taskDemo1 = Task{Check: func(s State, t Tables) TaskCheck {
-		res := t.Res
-		for _, r := range demo1Rows(res) {
+		if t.Res == nil {
+			return TaskCheck{}
+		}
+		for _, r := range t.Res.Demo1 {
 			if r.Prompt == 512 {
 				return TaskCheck{Done: r.DecodeSlowdown <= 1.5, Now: fmt.Sprintf("%.2f×", r.DecodeSlowdown)}
 			}
@@ -102,13 +104,6 @@ var (
 		return TaskCheck{Done: s.Lab.LongInputLen >= 32000 && w < 0.060, Now: FormatDur(w)}
 	}}
 )
-
-func demo1Rows(res *lecture.Interference) []lecture.Demo1Row {
-	if res == nil {
-		return nil
-	}
-	return res.Demo1
-}
 
 // TaskKey is the catalogue key of the chapter's task i (0-based).
 func (ch Chapter) TaskKey(i int) string { return fmt.Sprintf("ch.%s.task%d", ch.ID, i+1) }
