@@ -108,6 +108,9 @@ func isMeasuredJSON(data []byte) bool {
 func readBenchFile(path string, data []byte) ([]*results.Run, error) {
 	runs, err := results.Read(path, data)
 	if err != nil {
+		if f, _ := results.Detect(data); f != nil {
+			return nil, fmt.Errorf("%s (%s's %s file): %w", path, f.Tool, f.Name, err)
+		}
 		return nil, fmt.Errorf("%s: neither a measured-JSON file nor a benchmark tool's result: %w", path, err)
 	}
 	for _, r := range runs {
