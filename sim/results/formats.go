@@ -265,22 +265,6 @@ func init() {
 	tried = strings.Join(names, ", ")
 }
 
-// readVLLMSummary refuses a vLLM or SGLang summary, which keeps no
-// per-request arrays, with the counts it states: a run whose every request
-// failed is named as such (its 0.0 figures are no measurement), another is
-// sent back for --save-detailed.
-func readVLLMSummary(_ string, data []byte) ([]*Run, error) {
-	var s struct{ Completed, Failed *int }
-	_ = json.Unmarshal(data, &s) // (detected as an object already)
-	switch {
-	case s.Completed != nil && s.Failed != nil && *s.Completed == 0:
-		return nil, sim.Refuse("bench.err.allfailed", "a benchmark summary without per-request arrays (itls) whose every request failed (0 completed, %d failed): there is nothing measured to compare", *s.Failed)
-	case s.Completed != nil && s.Failed != nil:
-		return nil, sim.Refuse("bench.err.summarycounts", "a benchmark summary without per-request arrays (itls), of %d completed and %d failed requests: write it with vLLM's --save-detailed or SGLang's --output-details", *s.Completed, *s.Failed)
-	}
-	return nil, sim.Refuse("bench.err.summaryonly", "a benchmark summary without per-request arrays (itls): write it with vLLM's --save-detailed or SGLang's --output-details")
-}
-
 // notJSON is the refusal of a file that is not an object, a list of
 // objects nor JSON Lines of objects; it quotes the file's first bytes.
 func notJSON(data []byte) error {

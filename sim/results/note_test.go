@@ -88,7 +88,7 @@ func readAlone(t *testing.T, name string) []*Run {
 // A file the readers refuse is refused with a keyed note whose English is
 // the error's message, the same from the whole reader and the sliced one.
 func TestBenchRefusalsHaveKeys(t *testing.T) {
-	for _, data := range []string{`{"foo": 1}`, `[]`, `{"median_ttft_ms": 3}`, `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, `{"a": 1}` + "\n" + `{"b": 2}`, `{"benchmarks": []}`} {
+	for _, data := range []string{`{"foo": 1}`, `[]`, `{"median_ttft_ms": 0, "completed": 0, "failed": 3}`, `{"itls": [[0.1], [0.1]], "ttfts": [0.1]}`, `{"a": 1}` + "\n" + `{"b": 2}`, `{"benchmarks": []}`} {
 		for _, read := range []func() error{
 			func() error { _, err := Read("x.json", []byte(data)); return err },
 			func() error { _, err := ReadSliced("x.json", []byte(data), nil); return err },

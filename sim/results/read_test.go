@@ -213,7 +213,7 @@ func TestBenchErrorsSayWhy(t *testing.T) {
 		{`{"itls": [[0.1]], "ttfts": [0.1, 0.2]}`, "ttfts: 2 entries"},
 		{`{"itls": [[0.1, -1]], "ttfts": [0.1]}`, "gap 1"},
 		{`{"summary": {}, "gaps": []}`, "lab measured-JSON"},
-		{`{"median_ttft_ms": 3}`, "--save-detailed"},
+		{`{"median_ttft_ms": 0, "completed": 0, "failed": 3}`, "every request failed (0 completed, 3 failed)"},
 		{`{"hello": 1}`, "keys: hello"},
 		{`[{"x": 1}]`, "ttft_s"},
 		{`{"metadata": {}, "metrics": {"time_to_first_token": {"value": "x", "unit": "ms"}}}`, "time_to_first_token"},

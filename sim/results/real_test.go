@@ -56,6 +56,7 @@ var realFiles = []realFile{
 	// Every request failed and vLLM wrote 0.0 for every latency: refused as
 	// a summary, never read as a run of 0 ms requests.
 	{path: "vllm/bench_serve_all_requests_failed_v0.25.1.json", format: "vllm-summary", refuse: "every request failed (0 completed, 8 failed)"},
+	{path: "vllm/gateway_serving_compose_smoke_2026.json", format: "vllm-summary", kind: "poisson"},
 	{path: "inference-perf/v0_5_0-clean-two-stage-run/per_request_lifecycle_metrics.json", format: "inference-perf", ok: 5, failed: 1,
 		okStated: "successes.count", failStat: "failures.count", starts: "inference-perf", kind: "replay"},
 	{path: "inference-perf/v0_5_0-clean-two-stage-run/summary_lifecycle_metrics.json", format: "inference-perf-summary", kind: "poisson"},

@@ -42,6 +42,52 @@ func vllmRun(obj map[string]json.RawMessage, pre *preRead) (*Run, error) {
 	return b, nil
 }
 
+// readVLLMSummary reads a vLLM summary (`vllm bench serve --save-result`
+// without --save-detailed): the figures it states, the rate, concurrency
+// and duration, the mean lengths, and no requests. A run whose every
+// request failed is refused with its counts: its 0.0 figures measured
+// nothing.
+func readVLLMSummary(_ string, data []byte) ([]*Run, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, sim.Refuse("vllm.err.notresult", "not a vLLM bench result: %v", err)
+	}
+	done, okDone := vllmNum(obj, "completed")
+	failed, _ := vllmNum(obj, "failed")
+	if okDone && done == 0 {
+		return nil, sim.Refuse("bench.err.allfailed", "a benchmark summary without per-request arrays (itls) whose every request failed (0 completed, %d failed): there is nothing measured to compare", int(failed))
+	}
+	b := &Run{Tool: "vllm", Format: "vllm bench serve --save-result (summary)", Method: "linear", Summary: map[string]float64{}}
+	for theirs, ours := range map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"} {
+		msKeys(obj, theirs, ours, b.Summary)
+	}
+	var rate flexNum
+	if v, ok := obj["request_rate"]; ok && json.Unmarshal(v, &rate) == nil && rate.OK && rate.V > 0 {
+		b.Rate = rate.V // +Inf: every request at once
+	}
+	if c, ok := vllmNum(obj, "max_concurrency"); ok && c > 0 {
+		b.Concurrency = int(c)
+	}
+	if d, ok := vllmNum(obj, "duration"); ok && d > 0 {
+		b.Duration = d
+	}
+	if t, ok := vllmNum(obj, "request_throughput"); ok && t > 0 {
+		b.Throughput = t
+	}
+	if okDone && done > 0 {
+		for theirs, ours := range map[string]string{"total_input_tokens": "prompt_tokens_mean", "total_output_tokens": "output_tokens_mean"} {
+			if n, ok := vllmNum(obj, theirs); ok && n > 0 {
+				b.Summary[ours] = n / done
+			}
+		}
+	}
+	_ = json.Unmarshal(obj["model_id"], &b.Model)
+	b.cannot("bench.vllm.summary", "per-request data: a summary keeps none (%d completed, %d failed); write it with --save-detailed for the requests", int(done), int(failed))
+	vllmProbe(obj, b)
+	vllmSpeculation(obj, b)
+	return []*Run{b}, nil
+}
+
 // vllmNum is the finite number obj holds at key (false: absent, null or not one).
 func vllmNum(obj map[string]json.RawMessage, key string) (float64, bool) {
 	var f flexNum
