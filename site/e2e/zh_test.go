@@ -153,7 +153,7 @@ func TestChineseScreenHasNoStrayEnglish(t *testing.T) {
 	}
 	for name, data := range map[string]string{
 		"unknown.json":     `{"my_key": 1}`,
-		"summary.json":     `{"median_ttft_ms": 12, "request_throughput": 3}`,
+		"summary.json":     `{"median_ttft_ms": 0, "completed": 0, "failed": 3}`,
 		"short.json":       strings.Replace(string(vllm), `"ttfts": [`, `"ttfts": [0.1, `, 1),
 		"lab-missing.json": badLab(`"itl_p99": `, `"itl_p99x": `),
 		"lab-gap.json":     badLab(`"gap": `, `"gap": -1`),
