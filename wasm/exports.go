@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"syscall/js"
+
+	"github.com/hajimehoshi/ebiten/v2"
 )
 
 func (a *App) figuresJSON() string {
@@ -52,11 +54,15 @@ func (a *App) saveBlob(name string, blob js.Value) {
 
 // exportPNG reads the painted timeline back and writes it with its labels into a PNG.
 func (a *App) exportPNG() {
-	if a.tl.off == nil || a.tl.w == 0 {
+	if a.tl.w == 0 {
 		return
 	}
+	// The screen is not readable outside Draw: the picture is painted again off screen.
+	off := ebiten.NewImage(a.tl.w, a.tl.h)
+	defer off.Deallocate()
+	a.paintAll(off)
 	pix := make([]byte, 4*a.tl.w*a.tl.h)
-	a.tl.off.ReadPixels(pix)
+	off.ReadPixels(pix)
 	// The frame's own constructors: CopyBytesToJS checks the array's type in this realm.
 	arr := js.Global().Get("Uint8ClampedArray").New(len(pix))
 	js.CopyBytesToJS(arr, pix)

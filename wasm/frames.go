@@ -50,6 +50,8 @@ func (a *App) tick() {
 		return // (only if a frame's work blocked: it ends first)
 	}
 	defer a.busy("a frame", true)()
+	a.trace("tick")
+	a.renderRest() // (before this frame's work: the canvas drew in the last frame)
 	a.work(false)
 	a.tickEdge()
 	a.tickPlayback()

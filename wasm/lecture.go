@@ -49,6 +49,10 @@ type lecture struct {
 	// worked is the frame (when its work began) in which a job last
 	// really ran: a frame starts one job at least, whatever its estimate.
 	worked time.Time
+	// shown: something of the table for the current settings is on the
+	// page (a study's first new row, or the whole table); the timeline's
+	// re-simulation then goes before the rest of the table.
+	shown bool
 }
 
 // lectureFrame is the chapter's share of a frame: its jobs start while
@@ -78,6 +82,9 @@ func (l *lecture) view() *lectureView {
 	st := l.study
 	if !l.done {
 		st = l.lastS
+		if l.study != nil && l.study.Done > 0 {
+			st = l.study.Over(l.lastS) // the new rows as they come
+		}
 	}
 	return &lectureView{ch: l.ch, index: l.index, res: res, lab: l.lab, study: st, done: l.done, err: l.err, tookMs: l.tookMs,
 		picked: l.picked, right: l.right, revealed: l.revealed}
@@ -116,7 +123,7 @@ func (l *lecture) settingsChanged(s play.State) {
 		return
 	}
 	// The lab pair and the last table stay shown until their successors are complete.
-	l.key, l.t0, l.done, l.err, l.split, l.labU = key, time.Now(), false, "", false, nil
+	l.key, l.t0, l.done, l.err, l.split, l.labU, l.shown = key, time.Now(), false, "", false, nil, false
 	l.right, l.revealed = 0, nil // the prediction stays; its reveal follows the new table
 	l.jobs = nil
 	if l.ch.Study != nil {
@@ -226,16 +233,19 @@ func (l *lecture) tickLab(s play.State, main *play.SimRun, frame time.Time) bool
 }
 
 // tickStudy runs a study's rows, each a whole run, while they fit in the
-// frame (one at least).
+// frame (one at least); it reports whether a row was added (each is shown
+// as it comes).
 func (l *lecture) tickStudy(frame time.Time) bool {
 	t := l.study
+	added := false
 	for t != nil && !t.Complete() && l.fits("study", frame) {
 		t0 := time.Now()
 		t.Next()
 		l.took["study"], l.worked = time.Since(t0), frame
+		added = true
 	}
 	if t == nil || !t.Complete() {
-		return false
+		return added
 	}
 	if t.Err != nil {
 		l.err = t.Err.Error()
@@ -295,6 +305,9 @@ func (a *App) tickLecture(frame time.Time) {
 	if a.lec == nil || a.s.run == nil && (a.s.needSim || a.sched.rs != nil) {
 		return // nothing is drawn yet: the timeline comes first
 	}
+	if a.sched.restDue {
+		return // a run landed and is not on the canvas yet: its frame first
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// The table ends with the error, so the timeline is not held back by it.
@@ -310,14 +323,19 @@ func (a *App) tickLecture(frame time.Time) {
 	main := a.s.run // the timeline's run, unless a change waits for its re-simulation
 	if a.s.needSim || a.sched.rs != nil {
 		main = nil
+		if a.lec.shown {
+			return // the new table has begun to show: the timeline's turn, then the rest
+		}
 	}
 	if a.lec.tick(a.s.state, main, frame) {
-		if a.lec.ch.Demo == 0 {
+		a.lec.shown = true
+		if a.lec.ch.Layout == "lab" {
 			a.tl.dirty = true // the lab's unchunked run is drawn on the canvas
 		}
 		if l := a.lec; l.done && l.picked > 0 && l.revealed == nil {
 			a.reveal() // the prediction, set against the new table
 		}
+		a.trace("table")
 		a.pn.chapter.render(a.pg, a.ui()) // only the chapter shows the table
 		a.publish()
 		a.waitPaint() // the table on screen before the timeline re-simulates
@@ -327,12 +345,12 @@ func (a *App) tickLecture(frame time.Time) {
 }
 
 // lectureBusy reports whether the timeline's re-simulation must wait: the
-// chapter's table is still being computed, or it took this frame.
+// chapter's table has nothing new on the page yet, or it took this frame.
 func (a *App) lectureBusy(frameAt time.Time) bool {
 	if a.lec == nil || a.s.run == nil {
 		return false // nothing is drawn yet: the timeline comes first
 	}
-	return a.lec.pending() || time.Since(frameAt) > lectureFrame/2
+	return a.lec.pending() && !a.lec.shown || time.Since(frameAt) > lectureFrame/2
 }
 
 // answer records the student's prediction, once per chapter (a second

@@ -89,7 +89,12 @@ type scheduler struct {
 	soonFn  js.Func
 	// paintWait: a result was just written to the page (a chapter's
 	// table); the re-simulation waits until the browser has painted it.
-	paintWait        bool
+	paintWait bool
+	// restDue: a re-simulation landed and only its results were rendered;
+	// the other panels follow once the canvas has drawn it (restAt: when
+	// it landed, so that they never wait long for a canvas that does not draw).
+	restDue          bool
+	restAt           time.Time
 	paintFn, afterFn js.Func
 	frameAt          time.Time // when this frame's work began (tick ends a frame)
 	eventAt          time.Time // when the event being handled came (zero: none)
@@ -110,7 +115,6 @@ type timeline struct {
 	dpr        float64
 	w, h       int
 	batch      *batch
-	off        *ebiten.Image
 	labels     []label
 	labelsHTML string // the labels' markup last set
 	drawMs     float64
@@ -257,6 +261,7 @@ func (p *panels) all() []panel {
 // came (a setting's rest counts from its input, not from the next frame).
 func (a *App) emit(ev event) {
 	at := time.Now()
+	a.trace("event")
 	a.post(func() {
 		a.sched.eventAt = at
 		a.handle(ev)
@@ -294,6 +299,7 @@ func (a *App) waitPaint() {
 	a.sched.paintWait = true
 	if !a.sched.paintFn.Truthy() {
 		a.sched.afterFn = a.jsFunc("after a paint", nil, func([]js.Value) {
+			a.trace("painted")
 			a.sched.paintWait = false
 			go a.workNow() // a DOM callback must not block
 		})
@@ -322,11 +328,37 @@ func (a *App) ui() *uiState {
 
 // render shows the state on every panel.
 func (a *App) render() {
+	a.sched.restDue = false
+	a.renderPanels(a.pn.all())
+}
+
+// renderPanels shows the state on the panels ps.
+func (a *App) renderPanels(ps []panel) {
 	u := a.ui()
-	for _, p := range a.pn.all() {
+	for _, p := range ps {
 		a.guard("a panel", func() { p.render(a.pg, u) })
 	}
 	a.publish()
+}
+
+// renderLanded shows a re-simulation's results at once: the figures,
+// compare mode's table, the measured runs' comparison and the form. The
+// other panels (the step explained, the chapter's narrative, the profile's
+// trust line) are rendered by renderRest once the canvas has drawn the
+// run: their DOM work, and the layout it costs, would otherwise come
+// between the change and its timeline (at 4× CPU, tens of ms each).
+func (a *App) renderLanded() {
+	a.renderPanels([]panel{&a.pn.controls, &a.pn.msgs, &a.pn.figures, &a.pn.measured, a.pn.compare})
+	a.sched.restDue, a.sched.restAt = true, time.Now()
+}
+
+// renderRest renders every panel once the landed run is on the canvas (or
+// 100 ms after it landed, whatever the canvas does).
+func (a *App) renderRest() {
+	if a.sched.restDue && (a.tl.drawnGen == a.s.gen && !a.tl.dirty || time.Since(a.sched.restAt) > 100*time.Millisecond) {
+		a.trace("rest")
+		a.render()
+	}
 }
 
 // renderFigures refreshes what the background figures change: the figures
@@ -355,6 +387,7 @@ func main() {
 		a.pg.win = js.Global()
 	}
 	a.pg.doc = a.pg.win.Get("document")
+	initTrace(a.pg.win)
 	a.mark("main")
 	a.tl.dpr = ebiten.Monitor().DeviceScaleFactor()
 	if a.tl.dpr <= 0 {
@@ -470,6 +503,7 @@ func (a *App) workNow() {
 		return // the frame under way drains the queue
 	}
 	defer a.busy("an event", true)()
+	a.trace("workNow")
 	prev := a.sched.frameAt
 	a.work(true)
 	if a.sched.rs == nil {
@@ -485,18 +519,18 @@ func (g *game) Draw(screen *ebiten.Image) {
 	a := g.a
 	defer a.busy("Draw", false)()
 	w, h := screen.Bounds().Dx(), screen.Bounds().Dy()
-	if w != a.tl.w || h != a.tl.h || a.tl.off == nil {
+	if w != a.tl.w || h != a.tl.h {
 		a.tl.w, a.tl.h = w, h
-		if a.tl.off != nil {
-			a.tl.off.Deallocate()
-		}
-		a.tl.off = ebiten.NewImage(w, h)
 		a.tl.dirty = true
 	}
 	if a.tl.dirty {
+		a.trace("draw")
 		t0 := time.Now()
 		a.tl.dirty = false
-		a.tl.labels = a.paintAll(a.tl.off)
+		// Painted straight onto the screen, which ebiten keeps between
+		// frames: a picture painted off screen and copied would cost the
+		// GPU a second full-canvas pass.
+		a.tl.labels = a.paintAll(screen)
 		a.tl.drawMs = float64(time.Since(t0).Microseconds()) / 1e3
 		if a.tl.drawnGen == 0 && a.s.run != nil {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
@@ -512,9 +546,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			el.Get("classList").Call("toggle", "projector", a.disp.projector)
 		}
 		a.publish()
-		// The screen is kept between frames, so copy only a new picture:
-		// under a software renderer every full-screen copy costs CPU.
-		screen.DrawImage(a.tl.off, nil)
+		a.trace("drawn")
 	}
 }
 

@@ -186,16 +186,20 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	}
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
-	narr := play.Fill(u.lang, "ch."+id+".narrative", vals)
-	if vals["yname"] != "" { // the student's measured run, beside the simulations
-		narr += " " + play.Fill(u.lang, "ch."+id+".yours", vals)
+	// A study's table still being filled (its new rows over the last)
+	// gives the narrative no numbers: the last narrative stays until it can.
+	if l.study == nil || l.study.Complete() {
+		narr := play.Fill(u.lang, "ch."+id+".narrative", vals)
+		if vals["yname"] != "" { // the student's measured run, beside the simulations
+			narr += " " + play.Fill(u.lang, "ch."+id+".yours", vals)
+		}
+		src := ""
+		if key := "ch." + id + ".source"; u.tr(key) != key { // the published result the chapter's shape matches
+			src = `<p class="small">` + esc(u.tr(key)) + `</p>`
+		}
+		look := `<p class="look">` + esc(k("look")) + `</p>` // what to look at on the canvas
+		p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`+look+src)
 	}
-	src := ""
-	if key := "ch." + id + ".source"; u.tr(key) != key { // the published result the chapter's shape matches
-		src = `<p class="small">` + esc(u.tr(key)) + `</p>`
-	}
-	look := `<p class="look">` + esc(k("look")) + `</p>` // what to look at on the canvas
-	p.setHTML("ch-narrative", `<p>`+terms.mark(narr)+`</p>`+look+src)
 	if stale {
 		p.setText("ch-took", u.tr("ch.computing"))
 	} else {

@@ -36,6 +36,7 @@ type resim struct {
 // beginResim starts re-simulating the current state; a re-simulation
 // still under way is dropped (a newer change wins).
 func (a *App) beginResim() {
+	a.trace("resim")
 	// A change that supersedes a long run gets no longer first slice: the
 	// page is answering a drag.
 	rs := &resim{}
@@ -129,6 +130,8 @@ func (a *App) showResimProgress(j *play.Job) {
 
 // landResim shows the runs a re-simulation made and refreshes everything shown.
 func (a *App) landResim(rs *resim) {
+	a.trace("land")
+	defer a.trace("landed")
 	a.s.gen++
 	a.sched.landed = true
 	if a.s.gen == 1 {
@@ -183,7 +186,7 @@ func (a *App) landResim(rs *resim) {
 	if a.lec != nil {
 		a.lec.settingsChanged(a.s.state)
 	}
-	a.render()
+	a.renderLanded()
 	a.sched.urlDirty = true
 	// The sweep and goodput start once the settings rest for a few frames
 	// after the last change (while a slider is dragged they would only be

@@ -40,18 +40,21 @@ func chromiumPath() string {
 }
 
 // serve starts site.Handler on the built site at 127.0.0.1 and returns its URL.
-func serve(t testing.TB) string {
+func serve(t testing.TB) string { return serveDir(t, siteDir) }
+
+// serveDir starts site.Handler on the site built in dir and returns its URL.
+func serveDir(t testing.TB, dir string) string {
 	t.Helper()
 	for _, f := range []string{"app.wasm", "wasm_exec.js", "index.html"} {
-		if _, err := os.Stat(filepath.Join(siteDir, f)); err != nil {
-			t.Fatalf("site/%s is missing: run `make wasm` first (%v)", f, err)
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("%s is missing: run `make wasm` first (%v)", filepath.Join(dir, f), err)
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: site.Handler(os.DirFS(siteDir))}
+	srv := &http.Server{Handler: site.Handler(os.DirFS(dir))}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String() + "/"
@@ -87,7 +90,11 @@ func browser(t testing.TB, ctxOpts ...chromedp.ContextOption) context.Context {
 		t.Fatal(err)
 	}
 	ctx, cancelC := chromedp.NewContext(root, append([]chromedp.ContextOption{chromedp.WithNewBrowserContext()}, ctxOpts...)...)
-	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	limit := 120 * time.Second
+	if _, bench := t.(*testing.B); bench {
+		limit = 30 * time.Minute // a benchmark's tab makes hundreds of timed moves
+	}
+	ctx, cancelT := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() { cancelT(); cancelC() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("open a tab: %v", err)

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"servelab/wasm/play"
 )
 
 // inputScript defines window.inputToScreen(id, value, textSel): it moves
@@ -19,7 +25,7 @@ import (
 // under textSel to change (the frame that paints it) and for the canvas's
 // pixels to change (a 96×48 copy compared with the one before the move).
 // It resolves to {text, canvas}: ms from the input event, each absent
-// when it did not change within 5 s.
+// when it did not change within 5 s (the canvas: within 1.5 s of the text).
 const inputScript = `window.inputToScreen = (id, value, textSel) => new Promise((resolve) => {
   const cv = document.getElementById("view").contentDocument.querySelector("canvas");
   const small = document.createElement("canvas");
@@ -47,7 +53,9 @@ const inputScript = `window.inputToScreen = (id, value, textSel) => new Promise(
     const now = performance.now();
     if (textAt >= 0 && res.text === undefined) res.text = now - t0;
     if (res.canvas === undefined && sig() !== base) res.canvas = now - t0;
-    if ((res.text !== undefined && res.canvas !== undefined) || now - t0 > 5000) { mo.disconnect(); resolve(res); return; }
+    // Done when both changed, 5 s on, or 1.5 s after the text changed (a
+    // slider that moves only a table leaves the canvas as it was).
+    if ((res.text !== undefined && res.canvas !== undefined) || now - t0 > 5000 || (res.text !== undefined && now - t0 > res.text + 1500)) { mo.disconnect(); resolve(res); return; }
     requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
@@ -65,119 +73,218 @@ const keepCanvasScript = `(() => {
   };
 })()`
 
-// inputCase is one kind of control the issue times: where it is, the
-// slider moved, the values it visits (each new to the page's caches), the
-// text that answers, and what must happen before the first move.
+// inputCase is one control the issue times: where it is, the slider
+// moved, the text that answers, and what must happen before the first move.
 type inputCase struct {
 	name, query, slider, text string
-	values                    []float64
 	before                    string // JS predicate for prepare to be possible
 	prepare                   string // JS run once the page is drawn (e.g. answering the chapter's prediction)
 	ready                     string // JS predicate for the page to be ready for the moves
 }
 
-// sweep is n values from lo by step, up then down between new values.
-func sweep(lo, step float64, n int) []float64 {
-	var v []float64
-	for i := 0; i < n; i++ {
-		if i%2 == 0 {
-			v = append(v, lo+float64(i/2)*step)
-		} else {
-			v = append(v, lo+float64(n)*step-float64(i/2)*step)
+// inputMovesN moves are made per case and build; the first inputWarm (the
+// compiler tiering up) are not counted.
+const (
+	inputMovesN = 15
+	inputWarm   = 3
+)
+
+// inputCases are the controls timed: the main rate and budget sliders, a
+// lab preset's slider and compare mode's rate, and every slider of every
+// chapter (each chapter opened at its preset, its prediction answered so
+// that its table and figure show).
+func inputCases() []inputCase {
+	cs := []inputCase{
+		{name: "main rate slider", query: "?preset=demo2", slider: "rate", text: "#figures"},
+		{name: "main budget slider", query: "?preset=demo4", slider: "budget", text: "#figures"},
+		{name: "lab preset (long prompt)", query: "?preset=lab-chunked", slider: "long", text: "#figures"},
+		{name: "compare mode (rate)", query: "?preset=compare-chunking", slider: "rate", text: "#cmp-body",
+			ready: `servelab.figures().b && servelab.figures().b.submitted > 0`},
+	}
+	for _, ch := range play.Chapters {
+		for _, k := range ch.Moves {
+			cs = append(cs, inputCase{name: "chapter " + ch.ID + " " + k, query: "?chapter=" + ch.ID, slider: "ch-" + k, text: "#ch-table",
+				before: `!!document.querySelector('#ch-predict [data-act=answer]')`, prepare: `document.querySelector('#ch-predict [data-act=answer]').click()`,
+				ready: `servelab.lecture().done && !!document.querySelector("#ch-table table, #ch-table svg, #ch-table p")`})
 		}
 	}
-	return v
+	return cs
 }
 
-var inputCases = []inputCase{
-	{name: "main rate slider", query: "?preset=demo2", slider: "rate", text: "#figures", values: sweep(10.5, 1, 20)},
-	{name: "chapter slider (demo 4's rate)", query: "?chapter=demo4", slider: "ch-rate", text: "#ch-table", values: sweep(20.5, 1, 20),
-		before: `!!document.querySelector('#ch-predict [data-act=answer]')`, prepare: `document.querySelector('#ch-predict [data-act=answer]').click()`, ready: `servelab.lecture().done && document.querySelector("#ch-table table")`},
-	{name: "lab preset (long prompt)", query: "?preset=lab-chunked", slider: "long", text: "#figures", values: sweep(16384, 512, 20)},
-	{name: "compare mode (rate)", query: "?preset=compare-chunking", slider: "rate", text: "#cmp-body", values: sweep(10.5, 1, 20),
-		ready: `servelab.figures().b && servelab.figures().b.submitted > 0`},
+// sliderValues is n values for the range input id around its value, a
+// hand's steps either side (each new to the page's caches where the
+// range has that many steps), as the page reads them (min, max, step).
+func sliderValues(b testing.TB, ctx context.Context, id string, n int) []float64 {
+	r := eval[[]float64](b, ctx, fmt.Sprintf(`(() => { const e = document.getElementById(%q); return [+e.min, +e.max, +e.step || 1, +e.value]; })()`, id))
+	lo, hi, step, v := r[0], r[1], r[2], r[3]
+	s := step // a hand's step: the slider's own, or a 600th of its range
+	if (hi-lo)/step > 600 {
+		s = math.Round((hi-lo)/600/step) * step
+	}
+	var out []float64
+	for i := 1; len(out) < n && i < 4*n; i++ {
+		d := float64((i+1)/2) * s
+		if i%2 == 0 {
+			d = -d
+		}
+		x := math.Round((v+d)/step) * step
+		if x < lo || x > hi {
+			x = math.Round((v-d)/step) * step // the other side, where this one is out of range
+		}
+		if x >= lo && x <= hi && x != v && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	for len(out) < n { // a slider of few steps: its values again
+		out = append(out, out[len(out)%max(1, len(out))])
+	}
+	return out
+}
+
+// inputTab is one build's page, ready for a case's moves.
+type inputTab struct {
+	ctx    context.Context
+	values []float64
+	text   []float64 // ms to the changed text, of the moves that changed it
+	canvas []float64 // ms to the changed canvas, of the moves that changed it
+	moves  int       // the moves counted
+}
+
+// openInputTab opens c on the build served at base, makes it ready and
+// slows its CPU by rate.
+func openInputTab(b *testing.B, base string, c inputCase, rate float64) *inputTab {
+	ctx := browser(b)
+	src := keepCanvasScript
+	if inputTrace {
+		src += ";window.servelabTrace = [];" // the app notes its steps (wasm/trace.go)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+		b.Fatal(err)
+	}
+	open(b, ctx, base+c.query)
+	if c.before != "" {
+		waitFor(b, ctx, c.before, c.name+": its controls")
+	}
+	if c.prepare != "" {
+		eval[chromedp.Void](b, ctx, c.prepare)
+	}
+	if c.ready != "" {
+		waitFor(b, ctx, c.ready, c.name+": ready")
+	}
+	eval[chromedp.Void](b, ctx, inputScript)
+	if _, err := chromedp.Call(ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: rate}); err != nil {
+		b.Fatal(err)
+	}
+	return &inputTab{ctx: ctx, values: sliderValues(b, ctx, c.slider, inputMovesN)}
+}
+
+// inputTrace (SERVELAB_INPUT_TRACE=1) logs, for every move, the app's own
+// steps with their ms from the first: the event, its handling, a chapter's
+// table, the paint, the re-simulation and its landing, the canvas's draw.
+var inputTrace = os.Getenv("SERVELAB_INPUT_TRACE") != ""
+
+// move makes the tab's move i and keeps its times once warm.
+func (t *inputTab) move(b *testing.B, c inputCase, i int) {
+	if inputTrace {
+		eval[chromedp.Void](b, t.ctx, `window.servelabTrace.length = 0`)
+	}
+	r, err := chromedp.Run(t.ctx, chromedp.Evaluate[map[string]float64](fmt.Sprintf(`inputToScreen(%q, %v, %q)`, c.slider, t.values[i], c.text), chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.Fatalf("%s: move %d: %v", c.name, i, err)
+	}
+	if inputTrace {
+		steps := eval[string](b, t.ctx, `(() => { const a = window.servelabTrace; return a.length ? a.map(x => x[0] + "@" + Math.round(x[1] - a[0][1])).join(" ") : ""; })()`)
+		b.Logf("%s move %d: text %.0f canvas %.0f ms: %s", c.name, i, r["text"], r["canvas"], steps)
+	}
+	if i < inputWarm {
+		return
+	}
+	t.moves++
+	if v, ok := r["text"]; ok {
+		t.text = append(t.text, v)
+	}
+	if v, ok := r["canvas"]; ok {
+		t.canvas = append(t.canvas, v)
+	}
 }
 
 // BenchmarkBrowserInputToScreen times what a person sees: from a control's
-// input event to its changed text and to changed canvas pixels, for a
-// main slider, a chapter slider, a lab preset and compare mode, at normal
-// speed and with the CPU slowed 4× (a student's cheap laptop). Each move
-// waits 300 ms after the last answer, as a hand moving a slider step by
-// step would; the first 5 moves (the compiler tiering up) are not counted.
-// It reports p50 and p95 of each and the moves that never changed.
+// input event to its changed text and to changed canvas pixels, for the
+// main rate and budget sliders, a lab preset, compare mode and every
+// chapter slider, at normal speed and with the CPU slowed 4× (a student's
+// cheap laptop). Each move waits 300 ms after the last answer, as a hand
+// moving a slider step by step would. With SERVELAB_BASE_SITE naming
+// another build's site directory (say a worktree of main after `make
+// wasm-app`), each case runs on both builds in the same run, their moves
+// alternating, so that the machine's noise falls on both alike.
+// SERVELAB_INPUT_CASES (a regexp on the case names) and
+// SERVELAB_INPUT_RATES ("1,4") narrow it; SERVELAB_INPUT_TRACE=1 logs
+// each move's steps inside the app. It reports p50 and p95 of each,
+// over the moves that changed it, and how many did (a slider that moves
+// only a table leaves the canvas as it was).
 func BenchmarkBrowserInputToScreen(b *testing.B) {
-	base := serve(b)
-	for _, rate := range []float64{1, 4} {
-		for _, c := range inputCases {
-			name := fmt.Sprintf("%s at %gx CPU", c.name, rate)
-			ctx := browser(b)
-			if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: keepCanvasScript}); err != nil {
-				b.Fatal(err)
+	type build struct{ name, base string }
+	builds := []build{{"this", serve(b)}}
+	if dir := os.Getenv("SERVELAB_BASE_SITE"); dir != "" {
+		builds = append(builds, build{"base", serveDir(b, dir)})
+	}
+	rates := []float64{1, 4}
+	if s := os.Getenv("SERVELAB_INPUT_RATES"); s != "" {
+		rates = nil
+		for _, f := range strings.Split(s, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				b.Fatalf("SERVELAB_INPUT_RATES: %v", err)
 			}
-			open(b, ctx, base+c.query)
-			if c.before != "" {
-				waitFor(b, ctx, c.before, name+": its controls")
+			rates = append(rates, r)
+		}
+	}
+	pick := regexp.MustCompile(os.Getenv("SERVELAB_INPUT_CASES"))
+	for _, rate := range rates {
+		for _, c := range inputCases() {
+			if !pick.MatchString(c.name) {
+				continue
 			}
-			if c.prepare != "" {
-				eval[chromedp.Void](b, ctx, c.prepare)
+			tabs := make([]*inputTab, len(builds))
+			for i, bd := range builds {
+				tabs[i] = openInputTab(b, bd.base, c, rate)
 			}
-			if c.ready != "" {
-				waitFor(b, ctx, c.ready, name+": ready")
+			for i := 0; i < inputMovesN; i++ {
+				for k := range tabs {
+					time.Sleep(300 * time.Millisecond)
+					tabs[(i+k)%len(tabs)].move(b, c, i) // the builds take turns going first
+				}
 			}
-			eval[chromedp.Void](b, ctx, inputScript)
-			if _, err := chromedp.Call(ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: rate}); err != nil {
-				b.Fatal(err)
+			for i, t := range tabs {
+				name := fmt.Sprintf("%s at %gx CPU", c.name, rate)
+				if len(t.text) == 0 {
+					b.Fatalf("%s (%s): no move changed the text within 5 s", name, builds[i].name)
+				}
+				tp50, tp95 := quantiles(t.text)
+				cp50, cp95 := math.Inf(1), math.Inf(1)
+				if len(t.canvas) > 0 {
+					cp50, cp95 = quantiles(t.canvas)
+				}
+				key := strings.NewReplacer(" ", "-", "(", "", ")", "", "'", "").Replace(c.name) + fmt.Sprintf("-%gx", rate)
+				if builds[i].name != "this" {
+					key = builds[i].name + "-" + key
+				}
+				b.ReportMetric(tp50, "ms-text-p50-"+key)
+				b.ReportMetric(tp95, "ms-text-p95-"+key)
+				if !math.IsInf(cp50, 1) {
+					b.ReportMetric(cp50, "ms-canvas-p50-"+key)
+					b.ReportMetric(cp95, "ms-canvas-p95-"+key)
+				}
+				b.Logf("%-4s %-40s text p50 %4.0f p95 %4.0f ms (%2d/%d) · canvas p50 %4s p95 %4s ms (%2d/%d)", builds[i].name, name, tp50, tp95, len(t.text), t.moves, ms(cp50), ms(cp95), len(t.canvas), t.moves)
 			}
-			text, canvas, missed := inputMoves(b, ctx, c)
-			if len(text) == 0 {
-				b.Fatalf("%s: no move changed the text or the canvas within 5 s", name)
-			}
-			tp50, tp95 := quantiles(text)
-			cp50, cp95 := quantiles(canvas)
-			key := strings.NewReplacer(" ", "-", "(", "", ")", "", "'", "").Replace(c.name) + fmt.Sprintf("-%gx", rate)
-			b.ReportMetric(tp50, "ms-text-p50-"+key)
-			b.ReportMetric(tp95, "ms-text-p95-"+key)
-			b.ReportMetric(cp50, "ms-canvas-p50-"+key)
-			b.ReportMetric(cp95, "ms-canvas-p95-"+key)
-			b.Logf("%-40s text p50 %6.0f p95 %6.0f ms · canvas p50 %6.0f p95 %6.0f ms · %d moves, %s", name, tp50, tp95, cp50, cp95, len(text)+missed, missedWords(missed))
 		}
 	}
 }
 
-// inputMoves makes c's moves and returns the counted times to text and to
-// canvas, and how many moves changed neither within 5 s.
-func inputMoves(b *testing.B, ctx context.Context, c inputCase) (text, canvas []float64, missed int) {
-	for i, v := range c.values {
-		time.Sleep(300 * time.Millisecond)
-		r, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](fmt.Sprintf(`inputToScreen(%q, %v, %q)`, c.slider, v, c.text), chromedp.EvalAwaitPromise))
-		if err != nil {
-			b.Fatalf("%s: move %d: %v", c.name, i, err)
-		}
-		if i < 5 {
-			continue
-		}
-		t, okT := r["text"]
-		cv, okC := r["canvas"]
-		if !okT && !okC {
-			missed++
-			continue
-		}
-		text = append(text, orInf(t, okT))
-		canvas = append(canvas, orInf(cv, okC))
+// ms is a time in ms, "-" for one that never came.
+func ms(v float64) string {
+	if math.IsInf(v, 1) {
+		return "-"
 	}
-	return text, canvas, missed
-}
-
-func orInf(v float64, ok bool) float64 {
-	if ok {
-		return v
-	}
-	return math.Inf(1)
-}
-
-func missedWords(n int) string {
-	if n == 0 {
-		return "every one answered"
-	}
-	return fmt.Sprintf("%d answered nothing in 5 s", n)
+	return fmt.Sprintf("%.0f", v)
 }

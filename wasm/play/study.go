@@ -89,6 +89,36 @@ func (t *StudyTable) Next() {
 	t.Done++
 }
 
+// Over is t, still being filled, shown over last (the previous complete
+// table): a row t has not computed yet keeps last's figures where last
+// has the same variant (its name and arguments), else none (NaN). A
+// slider's move so shows each new row as it comes without blanking the
+// rest. It is complete when every row has figures from one or the other.
+func (t *StudyTable) Over(last *StudyTable) *StudyTable {
+	if t.Complete() || last == nil {
+		return t
+	}
+	o := &StudyTable{Study: t.Study, Rows: t.Rows, Vals: make([][]float64, len(t.Vals)), Done: t.Done}
+	copy(o.Vals, t.Vals[:t.Done])
+	filled := t.Done
+	for i := t.Done; i < len(t.Rows); i++ {
+		o.Vals[i] = t.Vals[i]
+		if i < len(last.Rows) && i < last.Done && sameVariant(t.Rows[i], last.Rows[i]) {
+			o.Vals[i] = last.Vals[i]
+			filled++
+		}
+	}
+	if filled == len(t.Rows) {
+		o.Done = filled
+	}
+	return o
+}
+
+// sameVariant reports whether two rows are one variant (name and arguments).
+func sameVariant(a, b StudyRow) bool {
+	return a.Key == b.Key && fmt.Sprint(a.Args...) == fmt.Sprint(b.Args...)
+}
+
 // Fill computes the whole table (natively: tests and the CLI's parity).
 func (t *StudyTable) Fill() error {
 	for !t.Complete() {
