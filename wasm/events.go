@@ -29,6 +29,9 @@ func (a *App) bindControls() {
 // handle applies one event from a panel (on the Update goroutine).
 func (a *App) handle(ev event) {
 	switch e := ev.(type) {
+	case evSlide:
+		a.slide()
+		a.handle(evSet(e))
 	case evSet:
 		a.change(e.key, e.value)
 		if a.lec != nil {

@@ -53,6 +53,7 @@ func (a *App) tick() {
 	a.trace("tick")
 	a.renderRest() // (before this frame's work: the canvas drew in the last frame)
 	a.work(false)
+	a.sharpen()
 	a.tickEdge()
 	a.tickPlayback()
 	if !a.s.needSim && a.sched.rs == nil {

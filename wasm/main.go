@@ -112,7 +112,10 @@ type timeline struct {
 	speed      float64
 	lastTick   time.Time
 	reduced    bool
-	dpr        float64
+	dpr        float64   // the canvas's pixels per CSS px: dprFull, or less while a slider moves
+	dprFull    float64   // the device's
+	slideAt    time.Time // a slider's last move
+	sliding    bool      // a slider moved and has not rested yet
 	w, h       int
 	batch      *batch
 	labels     []label
@@ -393,6 +396,7 @@ func main() {
 	if a.tl.dpr <= 0 {
 		a.tl.dpr = 1
 	}
+	a.tl.dprFull = a.tl.dpr
 	mq := a.pg.win.Call("matchMedia", "(prefers-reduced-motion: reduce)")
 	a.tl.reduced = mq.Truthy() && mq.Get("matches").Bool()
 
@@ -547,6 +551,44 @@ func (g *game) Draw(screen *ebiten.Image) {
 		}
 		a.publish()
 		a.trace("drawn")
+	}
+}
+
+// While a slider moves the canvas is painted at coarseScale of the
+// device's resolution (a fourth of the pixels) and sharp again coarseRest
+// after its last move: without a GPU (WebGL in software, as in a browser
+// on a machine without a usable one, and in the tests) the pixels painted,
+// composited and read back are most of a change's time to the screen.
+const (
+	coarseScale = 0.5
+	coarseRest  = 250 * time.Millisecond
+)
+
+// slide notes a slider's move: the run it makes is drawn coarse (coarsen)
+// and the canvas stays so until the slider rests.
+func (a *App) slide() {
+	a.tl.slideAt, a.tl.sliding = time.Now(), true
+}
+
+// coarsen lowers the canvas's resolution for a run that lands while a
+// slider moves. (Not at the move itself: the old run would be painted
+// again, coarse, before the new one.)
+func (a *App) coarsen() {
+	if a.tl.sliding && a.tl.dpr == a.tl.dprFull && a.tl.dprFull*coarseScale >= 0.5 {
+		a.tl.dpr = a.tl.dprFull * coarseScale
+	}
+}
+
+// sharpen paints the canvas at the device's resolution again once the
+// slider has rested and its run is drawn.
+func (a *App) sharpen() {
+	if !a.tl.sliding || time.Since(a.tl.slideAt) < coarseRest || a.s.needSim || a.sched.rs != nil || a.tl.dirty {
+		return
+	}
+	a.tl.sliding = false
+	if a.tl.dpr != a.tl.dprFull {
+		a.tl.dpr = a.tl.dprFull
+		a.tl.dirty = true
 	}
 }
 

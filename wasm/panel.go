@@ -25,6 +25,7 @@ type event interface{}
 // The events panels emit.
 type (
 	evSet           struct{ key, value string } // a setting from a control
+	evSlide         struct{ key, value string } // a setting from a slider being moved
 	evPreset        struct{ name string }
 	evChapter       struct{ id string } // "" leaves lecture mode
 	evLang          struct{ lang string }

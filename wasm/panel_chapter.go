@@ -27,7 +27,7 @@ func (c *chapterPanel) bind(p *page, emit func(event)) {
 	p.listen(root, "input", func(ev js.Value) {
 		id := ev.Get("target").Get("id").String()
 		if strings.HasPrefix(id, "ch-") {
-			emit(evSet{strings.TrimPrefix(id, "ch-"), ev.Get("target").Get("value").String()})
+			emit(evSlide{strings.TrimPrefix(id, "ch-"), ev.Get("target").Get("value").String()}) // (the chapter's controls are sliders)
 		}
 	})
 	p.listen(root, "click", func(ev js.Value) {

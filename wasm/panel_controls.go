@@ -75,7 +75,13 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 			})
 			continue
 		}
-		p.listen(el, "input", func(js.Value) { emit(evSet{key, el.Get("value").String()}) })
+		p.listen(el, "input", func(js.Value) {
+			if el.Get("type").String() == "range" {
+				emit(evSlide{key, el.Get("value").String()})
+				return
+			}
+			emit(evSet{key, el.Get("value").String()})
+		})
 	}
 	for _, key := range []string{"workload", "policy", "model", "gpu", "lendist"} {
 		el, k := p.el(key), key

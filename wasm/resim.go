@@ -174,6 +174,7 @@ func (a *App) landResim(rs *resim) {
 		a.tl.view.Cursor = -1
 	}
 	a.tl.dirty = true
+	a.coarsen()
 	a.bg.figs = play.Figures{Goodput: -1}
 	if a.s.run != nil {
 		a.bg.figs = a.s.run.Figures()
