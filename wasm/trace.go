@@ -18,6 +18,8 @@ func (a *App) trace(name string) {
 	a.pg.win.Get("servelabTrace").Call("push", []any{name, a.pg.win.Get("performance").Call("now")})
 }
 
+// initTrace turns the trace on where the page (win, the parent window)
+// defined window.servelabTrace as an array before the app started.
 func initTrace(win js.Value) {
 	t := win.Get("servelabTrace")
 	traceOn = t.Truthy() && js.Global().Get("Array").Call("isArray", t).Bool()
