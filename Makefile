@@ -131,7 +131,15 @@ test-browser: deps wasm
 
 # Re-simulation + redraw time, first frame and wasm size on the wire, in headless Chromium.
 bench-browser: wasm
-	$(GO) test -count=1 -run '^$$' -bench Browser -benchtime 1x ./site/e2e/
+	$(GO) test -count=1 -timeout 90m -run '^$$' -bench Browser -benchtime 1x ./site/e2e/
+
+# Input-to-screen of this build beside another's in the same run, moves alternating:
+# make bench-input BASE=/path/to/other/checkout/site (after `make wasm-app` there);
+# CASES='main rate|chapter spec' and RATES=1,4 narrow it, TRACE=1 logs the app's steps per move.
+.PHONY: bench-input
+bench-input: wasm-app
+	SERVELAB_BASE_SITE=$(BASE) SERVELAB_INPUT_CASES='$(CASES)' SERVELAB_INPUT_RATES=$(RATES) SERVELAB_INPUT_TRACE=$(TRACE) \
+		$(GO) test -count=1 -timeout 90m -run '^$$' -bench BrowserInputToScreen -benchtime 1x ./site/e2e/
 
 # The lab without a GPU: llama.cpp (node-llama-cpp's prebuilt linux-x64 CPU binary) behind
 # cmd/tinylab's OpenAI-compatible front, on a random-weight Llama that `servelab gguf` writes.
