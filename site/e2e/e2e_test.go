@@ -380,7 +380,7 @@ func TestPresetLinkRestoresSettings(t *testing.T) {
 	waitFor(t, ctx, `location.search.includes("budget=512")`, "the URL to hold the settings")
 	q := eval[string](t, ctx, `location.search`)
 	st1 := eval[map[string]any](t, ctx, `servelab.getState()`)
-	ctx2 := tab(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+q)
 	st2 := eval[map[string]any](t, ctx2, `servelab.getState()`)
 	for k, v := range st1 {

@@ -63,7 +63,7 @@ func TestLongRunSpreadsOverFrames(t *testing.T) {
 		t.Errorf("landed figures: simulating %v, %v of %v completed", got["simulating"], got["completed"], got["submitted"])
 	}
 
-	ctx2 := tab(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+q+"&rate=31")
 	waitFor(t, ctx2, `servelab.figures().submitted === 20000 && !servelab.status().simulating`, "the fresh page's run")
 	want := eval[map[string]any](t, ctx2, `servelab.figures()`)

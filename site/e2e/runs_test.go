@@ -108,7 +108,7 @@ func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
 	setRange(t, ctx, "budget", 512)
 	waitFor(t, ctx, `location.search.includes("cmp=1") && location.search.includes("b.policy=chunked") && location.search.includes("b.budget=1024")`, "the pair in the URL")
 	q := eval[string](t, ctx, `location.search.replace("preset=compare-chunking&", "")`)
-	ctx2 := tab(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+q)
 	waitFor(t, ctx2, `servelab.figures().b && servelab.figures().b.completed > 0`, "run B from the shared link")
 	if got, want := eval[float64](t, ctx2, `servelab.figures().b.itl.p99`), eval[float64](t, ctx, `servelab.figures().b.itl.p99`); math.Abs(got-want) > 1e-9 {

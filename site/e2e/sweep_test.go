@@ -36,7 +36,7 @@ func TestSweepPointsAreThePagesRuns(t *testing.T) {
 	}
 	same("the point at the page's rate", point(12), f)
 
-	ctx2 := tab(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+"?preset=demo2&rate=6")
 	waitFor(t, ctx2, `servelab.figures().completed === 1500`, "the run at 6 req/s")
 	same("the point at 6 req/s", point(6), eval[map[string]any](t, ctx2, `servelab.figures()`))
