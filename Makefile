@@ -25,7 +25,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
 # Everything CI runs. .ci/test orders it: the timed suites one after the other, and what times nothing
-# (compressing app.wasm, the tests under node) in the background at the lowest priority.
+# in the background: compressing app.wasm at the lowest priority, the tests under node beside the tiny lab.
 test: deps tinylab-deps wasm-app
 	MAKE="$(MAKE)" GO="$(GO)" ./.ci/test
 
