@@ -25,7 +25,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/servelab ./cmd/servelab
 
 # Everything CI runs. .ci/test orders it: the timed suites one after the other, and what times nothing
-# (compressing app.wasm, the tests under node) in the background at the lowest priority.
+# in the background: compressing app.wasm at the lowest priority, the tests under node beside the tiny lab.
 test: deps tinylab-deps wasm-app
 	MAKE="$(MAKE)" GO="$(GO)" ./.ci/test
 
@@ -49,11 +49,12 @@ test-tinylab: tinylab-deps
 test-browsers: wasm
 	$(GO) test -count=1 -timeout 30m -p 1 $(BROWSERS)
 
-# The pure packages again, compiled to wasm and run under node, as the browser runs them.
+# The pure packages again, compiled to wasm and run under node, as the browser runs them; the
+# page's own package (wasm/play) in the same go test, so that it runs beside the longest ones
+# (sim, sim/results) rather than after them on one core.
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(PURE)
 	GOOS=js GOARCH=wasm $(GO) vet ./wasm/...
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./wasm/play/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./sim/results ./sim ./wasm/play/... $(PURE)
 
 # The site and the /api proxy as a Cloudflare Worker: build/worker/{script,assets,workerd.capnp}.
 # Prints the script's size (gzip) against the Workers limit. Deploy with cmd/worker/wrangler.jsonc.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -100,6 +101,17 @@ func mergedGaps(gs []GapCount) []GapCount {
 // arrivals, completions of mixed lengths, budgets smaller than the batch,
 // KV blocks running out (preemption), reserved KV, sequence limits and a
 // run cut short.
+//
+// Under js/wasm (make test-wasm: the tests under node, as the page runs the
+// code) each policy meets each set of limits at one of the three rates, the
+// rate turning from pair to pair, rather than at all three: a third of that
+// grid, the other cases whole. The tests that walk these cases compare two
+// paths of the same code, run by the same build: what wasm could change
+// under them (float arithmetic, which neither amd64's nor wasm's Go fuses;
+// int sizes; map order) is the same for both paths, so the whole grid, which
+// native `go test` runs, would tell no more there; the third keeps every
+// policy, every limit and every rate under node, in half the time (these
+// three tests: 16.9 s under node before, 8.7 s after).
 func fastPathCases(t testing.TB) []struct {
 	name string
 	cfg  Config
@@ -125,7 +137,10 @@ func fastPathCases(t testing.TB) []struct {
 		{KVBlocks: 500}, {MaxIterations: 777}}
 	for pi, p := range policies {
 		for li, l := range limits {
-			for _, rate := range []float64{3, 40, 400} {
+			for ri, rate := range []float64{3, 40, 400} {
+				if runtime.GOOS == "js" && (pi+li+ri)%3 != 0 {
+					continue
+				}
 				reqs := poisson(300, rate, Uniform(1, 700), LogNormal(4, 1, 1, 400), uint64(pi*10+li))
 				cases = append(cases, tc{fmt.Sprintf("%s/limits%d/rate%g", p.Name(), li, rate),
 					Config{Step: step, Policy: p, Limits: l}, reqs})

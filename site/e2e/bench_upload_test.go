@@ -12,7 +12,7 @@ import (
 // tool's own layout) loads in the page: run A is the tool's run, with its
 // TTFT and TPOT beside the simulated ones, and the simulation set up from it.
 func TestEveryBenchmarkToolsFileUploads(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	dir, err := filepath.Abs(filepath.Join("..", "..", "sim", "testdata", "bench"))
 	if err != nil {

@@ -174,7 +174,7 @@ func worstOf(xs []float64) (worst, p99 float64) {
 // the worst against the 100 ms); Cancel changes nothing, and a
 // complete read lays the run over the timeline with its figures.
 func TestBigBenchUploadsKeepThePageAnswering(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 
 	open(t, ctx, serve(t))
 	vf, vn := bigVLLMFile(t, 50)
@@ -256,7 +256,7 @@ func TestBigBenchUploadsKeepThePageAnswering(t *testing.T) {
 // A broken 50 MB file gets the whole reader's words, and what the page
 // showed stays.
 func TestBigBenchUploadBrokenSaysWhy(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	vf, _ := bigVLLMFile(t, 20)
 	data, err := os.ReadFile(vf)

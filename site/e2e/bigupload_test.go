@@ -61,7 +61,7 @@ func bigLabFile(t *testing.T, mb int) (string, int) {
 // a progress bar (and Cancel), a timer in the page keeps firing, the
 // page's API keeps answering, and the overlay lands with every gap.
 func TestBigUploadKeepsThePageAnswering(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	f, n := bigLabFile(t, 50)
 	fi, _ := os.Stat(f)

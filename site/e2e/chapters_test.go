@@ -14,16 +14,30 @@ import (
 	"testing"
 )
 
-// lectureCLI is what `servelab demo interference --json` prints with no
-// flags: the lecture's own numbers. It is built and run once per test run.
-var lectureCLI = sync.OnceValues(func() (lectureJSON, error) {
+// servelabCLI is the servelab binary, built once per test run (into a
+// directory TestMain removes) for the tests that compare the page with it.
+var servelabCLI = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "servelab-e2e-")
 	if err != nil {
-		return lectureJSON{}, err
+		return "", err
 	}
+	cliDir = dir
 	bin := filepath.Join(dir, "servelab")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/servelab").CombinedOutput(); err != nil {
-		return lectureJSON{}, fmt.Errorf("build servelab: %v\n%s", err, out)
+		return "", fmt.Errorf("build servelab: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// cliDir is where servelabCLI built the binary ("" before).
+var cliDir string
+
+// lectureCLI is what `servelab demo interference --json` prints with no
+// flags: the lecture's own numbers. It is run once per test run.
+var lectureCLI = sync.OnceValues(func() (lectureJSON, error) {
+	bin, err := servelabCLI()
+	if err != nil {
+		return lectureJSON{}, err
 	}
 	out, err := exec.Command(bin, "demo", "interference", "--json").Output()
 	if err != nil {
@@ -180,7 +194,7 @@ func TestChaptersShowTheLecture(t *testing.T) {
 	base := serve(t)
 	for _, lang := range []string{"en", "zh"} {
 		t.Run(lang, func(t *testing.T) {
-			ctx := browser(t)
+			ctx := tab(t)
 			for demo := 1; demo <= 4; demo++ {
 				openChapter(t, ctx, fmt.Sprintf("%s?chapter=demo%d&lang=%s", base, demo, lang))
 				waitFor(t, ctx, `servelab.lecture().done`, "the chapter's table")
@@ -192,7 +206,7 @@ func TestChaptersShowTheLecture(t *testing.T) {
 		})
 	}
 	// Moving on from a chapter: demo 1's link, then the tabs to demo 4 and demo 2.
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, base+"?chapter=demo1&lang=en")
 	for _, demo := range []int{4, 2} {
 		eval[any](t, ctx, fmt.Sprintf(`document.querySelector("#ch-nav .tab[data-arg=demo%d]").click()`, demo))
@@ -211,7 +225,7 @@ func TestChaptersShowTheLecture(t *testing.T) {
 // own settings on top of the chapter's preset, in the chapter's sliders and
 // table too; a value out of range is clamped with a note the page shows.
 func TestChapterLinksKeepTheirSettings(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	openChapter(t, ctx, base+"?chapter=demo4&rate=30&seed=0&lang=en")
 	waitFor(t, ctx, `servelab.lecture().done`, "the chapter's table")

@@ -16,7 +16,7 @@ import (
 // "start here" card leading to chapter 1); a link with settings does not;
 // in a chapter the expert form is behind "More settings" (issue 28 item 1).
 func TestFirstVisitStartsTheCourse(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	shown := func(sel string) bool {
 		return eval[bool](t, ctx, `(() => { const e = document.querySelector(`+jsq(sel)+`); return e !== null && e.offsetParent !== null; })()`)
 	}
@@ -63,7 +63,7 @@ func TestFirstVisitStartsTheCourse(t *testing.T) {
 // student meets it (demo 4: the budget with the lowest P90 TTFT, read from
 // the live table, picked by its row).
 func TestTaskCheckedLive(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	for _, lang := range []string{"en", "zh"} {
 		openChapter(t, ctx, serve(t)+"?chapter=demo4&lang="+lang)
 		if n := eval[int](t, ctx, `document.querySelectorAll("#ch-tasks li").length`); n != 0 {
@@ -126,7 +126,7 @@ func labJSONAs(t *testing.T, label, policy string, budget int) string {
 // table carries the lab's headline figures, simulated and measured
 // (issue 28 item 7).
 func TestCompareTwoMeasuredRuns(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?lang=en")
 	upload(t, ctx, labJSONAs(t, "unchunked", "prefill-first", 0))
 	waitFor(t, ctx, `servelab.status().overlays === 1 && servelab.timings().drawnGen === servelab.timings().gen`, "run A's file")
@@ -158,7 +158,7 @@ func TestCompareTwoMeasuredRuns(t *testing.T) {
 // and ends with its task; the routing chapter's rows drive the timeline's
 // replica lanes (issue 29 item 5).
 func TestCourseChapters(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	for _, c := range []struct {
 		id   string
 		rows int

@@ -32,7 +32,7 @@ type labelBox struct {
 // screenshot of the canvas in each.
 func TestCanvasLabelsDoNotOverlap(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, c := range []struct {
 		w, h int64

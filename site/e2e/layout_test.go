@@ -83,7 +83,7 @@ func predict(t testing.TB, ctx context.Context) {
 // window; the page does not scroll; at 1080p no visible text is under 24 px
 // (the chart's labels as drawn included).
 func TestProjectorLectureFitsOneScreen(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, sz := range [][2]int64{{1920, 1080}, {1280, 720}} {
 		viewport(t, ctx, sz[0], sz[1])
@@ -149,7 +149,7 @@ const controlsJS = `(() => {
 // tapped step's explanation is a sheet at the bottom of the screen; the
 // hints speak of taps, not of a mouse or keys.
 func TestPhoneLayout(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	if _, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestLayoutScreenshots(t *testing.T) {
 	if dir == "" {
 		t.Skip("set SERVELAB_SHOTS=DIR to write screenshots")
 	}
-	ctx := browser(t)
+	ctx := tab(t)
 	if _, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func cellNumber(t testing.TB, s string) float64 {
 // TestChapterDemo1ShowsTheStepTable: ?chapter=demo1 shows demo 1's table
 // as text with the lecture's numbers.
 func TestChapterDemo1ShowsTheStepTable(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
 	rows := eval[[][]string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].slice(1).map(r => [...r.children].map(c => c.textContent))`)
 	if len(rows) != 4 {
@@ -68,7 +68,7 @@ func TestChapterDemo1ShowsTheStepTable(t *testing.T) {
 // TestChapterDemo3GoodputTable: the goodput-per-GPU table with the single
 // instances, two xP+yD rows and DistServe's figures beside ours.
 func TestChapterDemo3GoodputTable(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo3&lang=en")
 	rows := eval[[]string](t, ctx, `[...document.querySelectorAll("#ch-table tr")].slice(1).map(r => r.children[0].textContent)`)
 	joined := strings.Join(rows, " | ")
@@ -87,7 +87,7 @@ func TestChapterDemo3GoodputTable(t *testing.T) {
 
 // TestChapterSliderChangesItsTable: moving a chapter's own slider recomputes its table.
 func TestChapterSliderChangesItsTable(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
 	before := eval[string](t, ctx, `document.getElementById("ch-table").textContent`)
 	gen := eval[int](t, ctx, `servelab.lecture().gen`)
@@ -113,7 +113,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestChineseEverywhere: ?lang=zh puts Chinese in every control's label,
 // every button and the chapter's text.
 func TestChineseEverywhere(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo2&lang=zh")
 	bad := eval[[]string](t, ctx, `(() => {
 		const han = /\p{Script=Han}/u, out = [];
@@ -139,7 +139,7 @@ func TestChineseEverywhere(t *testing.T) {
 // TestEmbedShowsCanvasNotForm: ?embed=1 shows the canvas and the chapter's
 // figure, not the settings form.
 func TestEmbedShowsCanvasNotForm(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo2&embed=1")
 	got := eval[map[string]bool](t, ctx, `({form: document.getElementById("controls").offsetParent !== null,
 		canvas: document.getElementById("view").offsetHeight > 100, figure: document.querySelector("#ch-figure svg") !== null && document.getElementById("ch-figure").offsetParent !== null,
@@ -161,7 +161,7 @@ func TestEmbedShowsCanvasNotForm(t *testing.T) {
 // TestPageDefinesTerms: the glossary defines time to first token, and a
 // metric's definition shows on keyboard focus.
 func TestPageDefinesTerms(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=demo2&lang=en")
 	gloss := eval[string](t, ctx, `document.getElementById("glossary").textContent`)
 	for _, want := range []string{"time to first token", "Time to first token", "Goodput", "KV cache", "Disaggregated", "Roofline"} {
@@ -191,7 +191,7 @@ func TestPageDefinesTerms(t *testing.T) {
 // TestPresetDescriptionStays: the preset's title and description stay on
 // screen after the re-simulation it starts (the bug in issue 10).
 func TestPresetDescriptionStays(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?lang=en")
 	gen := eval[int](t, ctx, `servelab.timings().gen`)
 	eval[any](t, ctx, `(() => { const s = document.getElementById("preset"); s.value = "demo4"; s.dispatchEvent(new Event("change")); })()`)
@@ -207,16 +207,16 @@ func TestPresetDescriptionStays(t *testing.T) {
 // the chapters' code) equal `servelab demo interference --json` for the
 // same settings, on a non-default model setting so the mapping is checked.
 func TestPageTablesEqualCLI(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "servelab")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/servelab").CombinedOutput(); err != nil {
-		t.Fatalf("build servelab: %v\n%s", err, out)
+	bin, err := servelabCLI()
+	if err != nil {
+		t.Fatal(err)
 	}
 	cli, err := exec.Command(bin, "demo", "interference", "--json", "--requests", "400", "--prompt", "384", "--output", "48",
 		"--seed", "3", "--eff-compute", "0.55", "--ttft-slo", "0.12", "--tpot-slo", "0.02").Output()
 	if err != nil {
 		t.Fatalf("servelab demo: %v", err)
 	}
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?n=400&prompt=384&output=48&seed=3&effc=0.55&slottft=120&slotpot=20&rate=40&batch=32&ctx=700")
 	page := eval[string](t, ctx, `servelab.lectureJSON()`)
 	var a, b any
@@ -251,7 +251,7 @@ func TestPageTablesEqualCLI(t *testing.T) {
 // the page; SERVELAB_SHOT_PAGES names other queries).
 func TestLectureAtEverySize(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	sizes := map[string][2]int64{"1280": {1280, 720}, "1920": {1920, 1080}, "390": {390, 844}}
 	pages := strings.Fields(os.Getenv("SERVELAB_SHOT_PAGES"))
@@ -292,7 +292,7 @@ func TestLectureAtEverySize(t *testing.T) {
 // TestUploadNoticeStays: "overlaid X as run A" stays on screen after the
 // re-simulation the upload starts.
 func TestUploadNoticeStays(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?lang=en")
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{labJSON(t)})); err != nil {
 		t.Fatalf("upload: %v", err)
@@ -307,7 +307,7 @@ func TestUploadNoticeStays(t *testing.T) {
 // TestChapterKeysAndButtons: ] and [ move between chapters, the URL follows,
 // and the predict question reveals what the simulation says.
 func TestChapterKeysAndButtons(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func TestChapterKeysAndButtons(t *testing.T) {
 // keeps the focus), ] and a clicker's PageDown still turn the page, Space
 // still plays, and the slider's arrow keys stay the slider's.
 func TestChapterKeysWithASliderFocused(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
 	eval[any](t, ctx, `document.getElementById("ch-batch").focus()`)
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
@@ -361,7 +361,7 @@ func TestChapterKeysWithASliderFocused(t *testing.T) {
 // TestChapterDemo1SelectsAMixedStep: the demo-1 chapter's timeline explains
 // a step that carries a prefill beside decodes, without a click.
 func TestChapterDemo1SelectsAMixedStep(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo1&lang=en")
 	info := eval[string](t, ctx, `document.getElementById("step-info").textContent`)
 	if !strings.Contains(info, "decode tokens") || strings.Contains(info, " 0 prefill tokens") || !strings.Contains(info, "compute-bound") {
@@ -374,7 +374,7 @@ func TestChapterDemo1SelectsAMixedStep(t *testing.T) {
 // change it), it stays through slider moves and across chapters, and the
 // reveal follows the table at the new settings.
 func TestPredictThenReveal(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	for _, lang := range []string{"en", "zh"} {
 		openChapter(t, ctx, serve(t)+"?chapter=demo4&lang="+lang)
 		shown := func(id string) bool {
@@ -418,7 +418,7 @@ func TestPredictThenReveal(t *testing.T) {
 // first says it, reading the question, what is fixed, what moves and the
 // narrative in order.
 func TestTermsDefinedAtFirstUse(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	for _, lang := range []string{"en", "zh"} {
 		for _, ch := range play.Chapters {
 			openChapter(t, ctx, serve(t)+"?chapter="+ch.ID+"&lang="+lang)
@@ -453,7 +453,7 @@ func TestTermsDefinedAtFirstUse(t *testing.T) {
 // demo 4's (a policy and budget) runs that row on the timeline, and the row
 // is marked as the one shown.
 func TestTableRowsDriveTheTimeline(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	openChapter(t, ctx, serve(t)+"?chapter=demo2&lang=en")
 	eval[any](t, ctx, `document.querySelector("#ch-predict [data-arg='1']").click()`)
 	gen := eval[int](t, ctx, `servelab.timings().gen`)

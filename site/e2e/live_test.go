@@ -74,7 +74,7 @@ func TestLiveModeWithCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, measures := fakeCompanion(t, result)
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, base+"?preset=lab-chunked&duration=6&inject=2&streams=8&long=8000")
 	waitFor(t, ctx, `servelab.status().live && !document.getElementById("live").hidden`, "the live controls to appear")
 	eval[any](t, ctx, `document.getElementById("live-start").click()`)
@@ -92,7 +92,7 @@ func TestLiveModeWithCompanion(t *testing.T) {
 }
 
 func TestNoLiveModeOnStaticHost(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	waitFor(t, ctx, `servelab.status().liveProbed`, "the companion probe to answer")
 	if hidden := eval[bool](t, ctx, `document.getElementById("live").hidden`); !hidden {

@@ -11,7 +11,7 @@ import (
 // run stays drawn meanwhile, a newer change starts it over, and what lands
 // is exactly the run of a page opened on the final settings.
 func TestLongRunSpreadsOverFrames(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	const q = "?preset=demo2&n=20000&output=128"
 	open(t, ctx, base+q)
@@ -63,7 +63,7 @@ func TestLongRunSpreadsOverFrames(t *testing.T) {
 		t.Errorf("landed figures: simulating %v, %v of %v completed", got["simulating"], got["completed"], got["submitted"])
 	}
 
-	ctx2 := browser(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+q+"&rate=31")
 	waitFor(t, ctx2, `servelab.figures().submitted === 20000 && !servelab.status().simulating`, "the fresh page's run")
 	want := eval[map[string]any](t, ctx2, `servelab.figures()`)

@@ -18,7 +18,7 @@ import (
 // also writes a screenshot of the assumptions and the measured panels.
 func TestProfilePanelsAtEverySize(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 8, 2, 8000

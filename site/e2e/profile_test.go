@@ -29,7 +29,7 @@ func pick(t *testing.T, ctx context.Context, id, value string) {
 // the step explanation names them, the link keeps the profile, and a
 // lecture preset brings the lecture's profile back.
 func TestProfilePickerChangesTheStep(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=demo1")
 	stepMs := func() float64 {
 		// demo1's first step under the state's profile, read off the trace the page simulated.
@@ -142,7 +142,7 @@ func lateStats(t *testing.T, ctx context.Context) (worst, p99 float64, n int) {
 // shows progress, can be cancelled, and when it lands the assumptions hold
 // the fitted constants and the before/after table is on screen.
 func TestCalibrateFromLabUpload(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	c := lab.DefaultConfig()
 	c.ShortConcurrency, c.Duration, c.InjectAfter, c.LongInputLen = 8, 20, 5, 16000
@@ -194,7 +194,7 @@ func TestCalibrateFromLabUpload(t *testing.T) {
 // A GuideLLM file's notes and its whole figure table are on the page, in
 // both languages.
 func TestBenchNotesAndFigureTable(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	f, _ := filepath.Abs(filepath.Join("..", "..", "sim", "testdata", "bench", "guidellm.json"))
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("upload"), []string{f})); err != nil {

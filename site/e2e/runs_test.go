@@ -62,7 +62,7 @@ func abs(x int) int {
 // returns both, with different P99 ITL; both panes are drawn; the pair is in
 // the URL and a shared link reopens it.
 func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	open(t, ctx, base+"?preset=compare-chunking")
 	waitFor(t, ctx, `servelab.figures().a && servelab.figures().b && servelab.figures().b.completed > 0`, "both runs' figures")
@@ -108,7 +108,7 @@ func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
 	setRange(t, ctx, "budget", 512)
 	waitFor(t, ctx, `location.search.includes("cmp=1") && location.search.includes("b.policy=chunked") && location.search.includes("b.budget=1024")`, "the pair in the URL")
 	q := eval[string](t, ctx, `location.search.replace("preset=compare-chunking&", "")`)
-	ctx2 := browser(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+q)
 	waitFor(t, ctx2, `servelab.figures().b && servelab.figures().b.completed > 0`, "run B from the shared link")
 	if got, want := eval[float64](t, ctx2, `servelab.figures().b.itl.p99`), eval[float64](t, ctx, `servelab.figures().b.itl.p99`); math.Abs(got-want) > 1e-9 {
@@ -121,7 +121,7 @@ func TestCompareChunkingDrawsTwoRuns(t *testing.T) {
 // figures().transfers says so; the step explanation of a prefill step names
 // the transfer.
 func TestDisaggReportsATransferPerRequest(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=distserve-2p1d")
 	f := eval[map[string]any](t, ctx, `servelab.figures()`)
 	tr := f["transfers"].(map[string]any)
@@ -143,7 +143,7 @@ func TestDisaggReportsATransferPerRequest(t *testing.T) {
 // the KV cache: figures() counts preemptions, the peak stays within the
 // capacity, and the memory lane is drawn (its green blocks-in-use bars).
 func TestMemoryPressurePreemptsAndDrawsTheLane(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=memory-pressure")
 	kv := eval[map[string]float64](t, ctx, `servelab.figures().kv`)
 	if kv["preemptions"] < 1 || kv["capacity_blocks"] < 1 || kv["peak_blocks"] > kv["capacity_blocks"] || kv["peak_blocks"] < 0.9*kv["capacity_blocks"] {
@@ -170,7 +170,7 @@ func TestMemoryPressurePreemptsAndDrawsTheLane(t *testing.T) {
 // TestTouchTapSelectsAndDragPans: a synthesized tap on a step selects it, a
 // one-finger drag moves the view, a pinch zooms.
 func TestTouchTapSelectsAndDragPans(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	if _, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestTouchTapSelectsAndDragPans(t *testing.T) {
 
 // TestPhoneShowsTheTimelineFirst: at 390x844 the canvas's top is on the first screen.
 func TestPhoneShowsTheTimelineFirst(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: 390, Height: 844, DeviceScaleFactor: 2, Mobile: true}); err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestPhoneShowsTheTimelineFirst(t *testing.T) {
 // 1920x1080 the step explanation is on the first screen, beside or over the
 // canvas; projector mode and speed come back from the URL.
 func TestProjectorKeepsTheStepOnScreen(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
 		viewport(t, ctx, sz[0], sz[1])
@@ -254,7 +254,7 @@ func TestProjectorKeepsTheStepOnScreen(t *testing.T) {
 // over the canvas covers none of the toolbar's controls, however the toolbar
 // wraps (at 1280x720 it covered Zoom − and Fit), on a phone too.
 func TestProjectorStepCoversNoControl(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {390, 844}} {
 		viewport(t, ctx, sz[0], sz[1])
@@ -290,7 +290,7 @@ func TestRunsScreenshots(t *testing.T) {
 	if dir == "" {
 		t.Skip("set SERVELAB_SHOTS=DIR to write screenshots")
 	}
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, c := range []struct {
 		name string
@@ -346,7 +346,7 @@ func writeFile(t *testing.T, name, text string) string {
 // TestUploadedConfigJoinsThePicker: a Hugging Face config.json joins the
 // model picker, is chosen, and runs (a smaller model: a shorter TTFT).
 func TestUploadedConfigJoinsThePicker(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=demo2")
 	before := eval[float64](t, ctx, `servelab.figures().ttft.p50`)
 	upload(t, ctx, writeFile(t, "tiny-llama-config.json", `{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
@@ -365,7 +365,7 @@ func TestUploadedConfigJoinsThePicker(t *testing.T) {
 // TestUploadedTraceIsReplayed: a trace CSV (as servelab sim --trace reads
 // it) becomes the workload, request for request.
 func TestUploadedTraceIsReplayed(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t))
 	var b strings.Builder
 	b.WriteString("arrival,prompt,output\n")
@@ -380,7 +380,7 @@ func TestUploadedTraceIsReplayed(t *testing.T) {
 // which run it replaces; a file whose label names another scheduler offers
 // to switch; Clear measured clears the files, the questions and the messages.
 func TestThirdUploadAsksAndClearClearsMessages(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=lab-chunked")
 	lab, err := os.ReadFile(labJSON(t))
 	if err != nil {
@@ -409,7 +409,7 @@ func TestThirdUploadAsksAndClearClearsMessages(t *testing.T) {
 // TestBestSplitInThePage: the split search (demo 3) finds an x:y for three
 // GPUs and "Use" sets it.
 func TestBestSplitInThePage(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=distserve-2p1d")
 	eval[chromedp.Void](t, ctx, `(() => { document.getElementById("split-gpus").value = "3"; document.getElementById("split-go").click(); })()`)
 	waitFor(t, ctx, `document.getElementById("split-use") !== null`, "the best split")

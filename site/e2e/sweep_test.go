@@ -9,7 +9,7 @@ import (
 // rate is what a page opened at that rate shows.
 func TestSweepPointsAreThePagesRuns(t *testing.T) {
 	base := serve(t)
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, base+"?preset=demo2&rate=12")
 	waitFor(t, ctx, `servelab.figures().goodput >= 0 && servelab.figures().latency_vs_rate.length === 7`, "the background figures")
 	f := eval[map[string]any](t, ctx, `servelab.figures()`)
@@ -36,7 +36,7 @@ func TestSweepPointsAreThePagesRuns(t *testing.T) {
 	}
 	same("the point at the page's rate", point(12), f)
 
-	ctx2 := browser(t)
+	ctx2 := browser(t) // a second page at once: a context of its own
 	open(t, ctx2, base+"?preset=demo2&rate=6")
 	waitFor(t, ctx2, `servelab.figures().completed === 1500`, "the run at 6 req/s")
 	same("the point at 6 req/s", point(6), eval[map[string]any](t, ctx2, `servelab.figures()`))
@@ -46,7 +46,7 @@ func TestSweepPointsAreThePagesRuns(t *testing.T) {
 // of the last points holds its place, dimmed: the side panel below it does
 // not jump up and back at every slider move.
 func TestRateChartHoldsItsPlaceWhileComputing(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	open(t, ctx, serve(t)+"?preset=demo2&rate=12")
 	waitFor(t, ctx, `(servelab.figures().latency_vs_rate || []).length > 0`, "the latency-vs-rate points")
 	// Every state the chart passes through, from the change until the new

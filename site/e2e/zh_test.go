@@ -58,7 +58,7 @@ var keptInEnglish = strings.Fields(`TTFT TPOT ITL E2E GPU GPUs CPU KV SLO SLOs g
 // lab file, calibrates, and collects the English words on screen. With
 // ZH_SURVEY=1 it only lists them (with where they were seen).
 func TestChineseScreenHasNoStrayEnglish(t *testing.T) {
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	kept := map[string]bool{}
 	for _, w := range keptInEnglish {
@@ -222,7 +222,7 @@ func TestChineseScreenHasNoStrayEnglish(t *testing.T) {
 // the whole window at each size.
 func TestCompareTableFitsItsPanel(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
-	ctx := browser(t)
+	ctx := tab(t)
 	base := serve(t)
 	for _, c := range []struct {
 		w, h int64
