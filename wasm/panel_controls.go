@@ -56,7 +56,8 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 			continue
 		}
 		// The knob table gives every control its range (the HTML's are fallbacks for a page without wasm).
-		if t := el.Get("type").String(); t == "range" || t == "number" {
+		t := el.Get("type").String()
+		if t == "range" || t == "number" {
 			lo, hi, step := c.SliderRange()
 			if t == "number" {
 				lo, hi = c.Min*c.Scale(), c.Max*c.Scale()
@@ -65,7 +66,7 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 			setAttr(el, "max", play.FormatNum(hi))
 			setAttr(el, "step", play.FormatNum(step))
 		}
-		if el.Get("type").String() == "checkbox" {
+		if t == "checkbox" {
 			p.listen(el, "change", func(js.Value) {
 				v := 0.0
 				if el.Get("checked").Bool() {
@@ -75,8 +76,9 @@ func (c *controlsPanel) bind(p *page, emit func(event)) {
 			})
 			continue
 		}
+		slider := t == "range"
 		p.listen(el, "input", func(js.Value) {
-			if el.Get("type").String() == "range" {
+			if slider {
 				emit(evSlide{key, el.Get("value").String()})
 				return
 			}

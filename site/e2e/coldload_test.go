@@ -66,18 +66,7 @@ func TestColdLoadShowsTheChapterBeforeTheWasm(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(siteDir, "app.wasm.br")); err != nil {
 		t.Fatalf("site/app.wasm.br is missing: run `make wasm` (a host sends the compressed app.wasm; %v)", err)
 	}
-	url := serve(t) + "?chapter=demo1"
-	ctx := browser(t)
-	slowConnection(t, ctx)
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchScript}); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, `window.servelab && servelab.ready && servelab.timings().drawnGen >= 1 && servelabMarks.drawn`, "the app to draw its first frame")
-	seen := eval[map[string]any](t, ctx, `Object.assign({}, window.servelabSeen, {drawn: servelabMarks.drawn, compiled: servelabMarks.compiled,
-		fcp: (performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime})`)
+	ctx, seen := coldLoad(t, serve(t)+"?chapter=demo1")
 	t.Logf("at 20 Mbit/s, 40 ms: first paint %.0f ms, chapter text %.0f ms, table %.0f ms, progress shown %.0f ms (reached %.2f), wasm compiled %.0f ms, first canvas %.0f ms",
 		num(seen["fcp"]), num(seen["title"]), num(seen["table"]), num(seen["progressShown"]), num(seen["progressMax"]), num(seen["compiled"]), num(seen["drawn"]))
 	for _, k := range []string{"title", "table"} {
@@ -103,6 +92,25 @@ func TestColdLoadShowsTheChapterBeforeTheWasm(t *testing.T) {
 	}
 }
 
+// coldLoad opens url in a fresh browser context on the student connection
+// and waits for the app's first frame; it returns the tab and what the
+// page saw, in ms after navigation: the watch script's marks (title,
+// table, progressShown, progressMax, inertSeen), compiled, drawn and fcp.
+func coldLoad(t testing.TB, url string) (context.Context, map[string]any) {
+	t.Helper()
+	ctx := browser(t)
+	slowConnection(t, ctx)
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchScript}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `window.servelab && servelab.ready && servelab.timings().drawnGen >= 1 && servelabMarks.drawn`, "the app to draw its first frame")
+	return ctx, eval[map[string]any](t, ctx, `Object.assign({}, window.servelabSeen, {drawn: servelabMarks.drawn, compiled: servelabMarks.compiled,
+		fcp: (performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime})`)
+}
+
 // num is a JSON number, or -1.
 func num(v any) float64 {
 	if f, ok := v.(float64); ok {
@@ -120,17 +128,7 @@ func BenchmarkBrowserColdLoad(b *testing.B) {
 	keys := []string{"fcp", "title", "table", "compiled", "drawn"}
 	got := map[string][]float64{}
 	for i := 0; i < 3; i++ {
-		ctx := browser(b)
-		slowConnection(b, ctx)
-		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchScript}); err != nil {
-			b.Fatal(err)
-		}
-		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-			b.Fatal(err)
-		}
-		waitFor(b, ctx, `window.servelab && servelab.ready && servelab.timings().drawnGen >= 1 && servelabMarks.drawn`, "the app to draw its first frame")
-		seen := eval[map[string]any](b, ctx, `Object.assign({}, window.servelabSeen, {drawn: servelabMarks.drawn, compiled: servelabMarks.compiled,
-			fcp: (performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime})`)
+		_, seen := coldLoad(b, url)
 		for _, k := range keys {
 			got[k] = append(got[k], num(seen[k]))
 		}
