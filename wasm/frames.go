@@ -64,6 +64,7 @@ func (a *App) tick() {
 	if a.sched.urlDirty && time.Since(a.sched.urlAt) > 250*time.Millisecond && !a.sched.simmed && !a.sched.landed && a.sched.rs == nil {
 		a.writeURL()
 	}
+	a.idleCollect()
 	a.sched.frameAt, a.sched.simmed, a.sched.landed = time.Time{}, false, false
 	if a.tl.dirty || a.tl.exportReq {
 		ebiten.ScheduleFrame()

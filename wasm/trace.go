@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall/js"
+import (
+	"strconv"
+	"syscall/js"
+)
 
 // traceOn is set when the page defines window.servelabTrace as an array
 // before the app starts: the benchmarks then read where a change's time
@@ -15,8 +18,17 @@ func (a *App) trace(name string) {
 	if !traceOn {
 		return
 	}
-	a.pg.win.Get("servelabTrace").Call("push", []any{name, a.pg.win.Get("performance").Call("now")})
+	now := a.pg.win.Get("performance").Call("now")
+	if n := gcCycles(); n != gcSeen {
+		// a collection ran since the last point: it may be why this one is late
+		a.pg.win.Get("servelabTrace").Call("push", []any{"gc" + strconv.Itoa(int(n-gcSeen)), now})
+		gcSeen = n
+	}
+	a.pg.win.Get("servelabTrace").Call("push", []any{name, now})
 }
+
+// gcSeen is gcCycles at the last trace point.
+var gcSeen float64
 
 // initTrace turns the trace on where the page (win, the parent window)
 // defined window.servelabTrace as an array before the app started.
