@@ -73,7 +73,16 @@ type Config struct {
 	CountGaps bool
 	// Spec is speculative decoding (spec.go); the zero value is off.
 	Spec Speculation
+	// Pause, when set, is called every pauseEvery steps. It may block (the
+	// page lets the browser draw and answer there, the run being one of
+	// its background jobs) and returns true to end the run where it is,
+	// reported as Truncated. It changes nothing else in the run.
+	Pause func() (stop bool)
 }
+
+// pauseEvery is how many steps a run takes between calls to Config.Pause:
+// a few hundred µs of work in the browser.
+const pauseEvery = 64
 
 // Item is one sequence's share of an iteration. (A trace holds one per
 // token: it stays 24 bytes.)
@@ -148,6 +157,10 @@ type Engine struct {
 	keep    bool  // each token is counted or recorded (Config.CountGaps, RecordTokens)
 	slab    []Seq // Seqs are carved from slabs: one allocation per 256 requests, or per run (reserve)
 	gaps    []GapCount
+	// sincePause counts the steps since cfg.Pause was last called; paused:
+	// it asked the run to end.
+	sincePause int
+	paused     bool
 	// Scratch of decodeRun: each step's duration and end.
 	durs, ends []float64
 	// runHook, when set, sees every decodeRun: the batch size, each step's
@@ -541,8 +554,17 @@ func (e *Engine) preempt(s *Seq) {
 // the next Step. If nothing is queued it jumps the clock to the next
 // arrival; with nothing submitted at all it returns false.
 func (e *Engine) Step() (*Iteration, bool) {
-	if e.iters >= e.cfg.Limits.MaxIterations {
+	if e.iters >= e.cfg.Limits.MaxIterations || e.paused {
 		return nil, false
+	}
+	if e.cfg.Pause != nil {
+		if e.sincePause++; e.sincePause >= pauseEvery {
+			e.sincePause = 0
+			if e.cfg.Pause() {
+				e.paused = true // (every later Step ends the run too)
+				return nil, false
+			}
+		}
 	}
 	e.it.Rejected = e.it.Rejected[:0]
 	e.it.Preempted, e.it.Held = e.it.Preempted[:0], ""

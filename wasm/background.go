@@ -67,7 +67,10 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 			if stale() != nil {
 				return
 			}
-			sum, att, err := play.AttainmentAt(s, rate)
+			sum, att, err := play.AttainmentAt(s, rate, stale)
+			if errors.Is(err, errCancelled) {
+				return
+			}
 			if err != nil {
 				break
 			}

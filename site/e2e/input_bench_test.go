@@ -159,7 +159,7 @@ func openInputTab(b *testing.B, base string, c inputCase, rate float64) *inputTa
 	ctx := browser(b)
 	src := keepCanvasScript
 	if inputTrace {
-		src += ";window.servelabTrace = [];" // the app notes its steps (wasm/trace.go)
+		src += ";window.servelabTrace = [];" + loafScript // the app notes its steps (wasm/trace.go)
 	}
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
 		b.Fatal(err)
@@ -180,6 +180,15 @@ func openInputTab(b *testing.B, base string, c inputCase, rate float64) *inputTa
 	}
 	return &inputTab{ctx: ctx, values: sliderValues(b, ctx, c.slider, inputMovesN)}
 }
+
+// loafScript notes, with the app's steps, each long animation frame the
+// browser reports: its length and where its time went (script, the
+// rendering's start, style and layout), with the scripts that took
+// more than 5 ms.
+const loafScript = `new PerformanceObserver((l) => { for (const e of l.getEntries()) {
+  const ss = e.scripts.filter((s) => s.duration > 5).map((s) => s.invoker.slice(0, 40) + ":" + Math.round(s.duration)).join(",");
+  window.servelabTrace.push(["LOAF(" + Math.round(e.duration) + " render@" + Math.round(e.renderStart - e.startTime) + " layout@" + Math.round(e.styleAndLayoutStart - e.startTime) + " " + ss + ")", e.startTime]);
+} }).observe({type: "long-animation-frame", buffered: false});`
 
 // inputTrace (SERVELAB_INPUT_TRACE=1) logs, for every move, the app's own
 // steps with their ms from the first: the event, its handling, a chapter's

@@ -38,7 +38,7 @@ func BenchmarkPanels(b *testing.B) {
 	s, _ := ParseQuery("preset=demo2")
 	for b.Loop() {
 		for _, rate := range RatesFor(s.Rate) {
-			if _, _, err := AttainmentAt(s, rate); err != nil {
+			if _, _, err := AttainmentAt(s, rate, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -698,8 +698,12 @@ func OneGPUColocated(policy string) bool {
 }
 
 // AttainmentAt runs the state's Poisson experiment at another rate, without
-// trace, for the goodput search and the latency-vs-rate view.
-func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
+// trace, for the goodput search and the latency-vs-rate view. yield (nil:
+// none) is called every few dozen steps of a run on one GPU: the page's
+// background job lets the browser draw and answer there (a whole run took
+// up to 100 ms of a slow laptop's main thread); an error from it ends
+// the run and is returned.
+func AttainmentAt(s State, rate float64, yield func() error) (sim.Summary, float64, error) {
 	b, err := build(s)
 	if err != nil {
 		return sim.Summary{}, 0, err
@@ -716,7 +720,11 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 		}
 		rs = co.Results
 	} else {
-		out, err := sim.RunOn(b.Config, reqs, s.Sess.sweepMemory())
+		cfg, stopped := pausing(b.Config, yield)
+		out, err := sim.RunOn(cfg, reqs, s.Sess.sweepMemory())
+		if err == nil {
+			err = *stopped
+		}
 		if err != nil {
 			return sim.Summary{}, 0, err
 		}
@@ -725,11 +733,25 @@ func AttainmentAt(s State, rate float64) (sim.Summary, float64, error) {
 	return sim.Summarize(rs), sim.Attainment(rs, runSLO(s)), nil
 }
 
+// pausing is cfg with its runs calling yield (when not nil) every few
+// dozen steps, and where the error that ended one will be.
+func pausing(cfg sim.Config, yield func() error) (sim.Config, *error) {
+	stopped := new(error)
+	if yield != nil {
+		cfg.Pause = func() bool {
+			*stopped = yield()
+			return *stopped != nil
+		}
+	}
+	return cfg, stopped
+}
+
 // Goodput is the state's goodput: the highest rate up to hi whose SLO
 // attainment reaches 90% in AttainmentAt's experiment, found by the CLI's
 // search (sim.InstanceGoodput, or sim.ClusterGoodput when disaggregated),
 // whose runs end as soon as their answer is known and reuse their memory.
-// yield is called before each experiment; an error from it ends the search.
+// yield is called before each experiment and, on one GPU, every few dozen
+// steps of each; an error from it ends the search.
 func Goodput(s State, hi float64, yield func() error) (rate float64, saturated bool, err error) {
 	b, err := build(s)
 	if err != nil {
@@ -753,7 +775,12 @@ func Goodput(s State, hi float64, yield func() error) (rate float64, saturated b
 		rate, _, saturated, err = sim.ClusterGoodput(*b.Cluster, each, runSLO(s), 0.9, hi)
 		return rate, saturated, err
 	}
-	return sim.InstanceGoodput(b.Config, each, runSLO(s), 0.9, hi)
+	cfg, stopped := pausing(b.Config, yield)
+	rate, saturated, err = sim.InstanceGoodput(cfg, each, runSLO(s), 0.9, hi)
+	if err == nil && *stopped != nil {
+		return 0, false, *stopped // a run was cut short: its answer is not one
+	}
+	return rate, saturated, err
 }
 
 // maxSweepTokens bounds the output tokens of one background run: the

@@ -198,7 +198,7 @@ func TestGoodputIsAttainmentSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantSat, err := sim.Goodput(func(rate float64) (float64, error) {
-			_, att, err := AttainmentAt(s, rate)
+			_, att, err := AttainmentAt(s, rate, nil)
 			return att, err
 		}, 0.9, 400)
 		if err != nil {
@@ -212,6 +212,41 @@ func TestGoodputIsAttainmentSearch(t *testing.T) {
 	stop := errors.New("stop")
 	if _, _, err := Goodput(s, 400, func() error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("a yield's error did not end the search: %v", err)
+	}
+	// Within a run: the search's yields come every few dozen steps too, and
+	// an error in the middle of a run ends it and the search.
+	for _, k := range []int{3, 40} {
+		calls := 0
+		if _, _, err := Goodput(s, 400, func() error {
+			if calls++; calls > k {
+				return stop
+			}
+			return nil
+		}); !errors.Is(err, stop) {
+			t.Errorf("an error at yield %d did not end the search: %v", k+1, err)
+		}
+	}
+}
+
+// TestAttainmentAtYields checks that a background run yields as it goes
+// without changing its figures, and that a yield's error ends it.
+func TestAttainmentAtYields(t *testing.T) {
+	s, _ := ParseQuery("preset=demo2")
+	want, wantAtt, err := AttainmentAt(s, 30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, gotAtt, err := AttainmentAt(s, 30, func() error { calls++; return nil })
+	if err != nil || got != want || gotAtt != wantAtt {
+		t.Errorf("yielding changed the run: %+v %v (%v), want %+v %v", got, gotAtt, err, want, wantAtt)
+	}
+	if calls < 10 {
+		t.Errorf("the run yielded %d times: want one every few dozen steps", calls)
+	}
+	stop := errors.New("stop")
+	if _, _, err := AttainmentAt(s, 30, func() error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("a yield's error did not end the run: %v", err)
 	}
 }
 
