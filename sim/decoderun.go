@@ -46,7 +46,7 @@ func (e *Engine) shippedPolicy() bool {
 func (e *Engine) decodeRun(until float64) int {
 	e.arrive() // as Step would first; it is idempotent
 	n := len(e.running)
-	if n == 0 || len(e.waiting) > 0 || !e.decodesAll(n) || e.cfg.Step.Model.SlidingWindow > 0 || e.cfg.Spec.K > 0 {
+	if n == 0 || e.paused || len(e.waiting) > 0 || !e.decodesAll(n) || e.cfg.Step.Model.SlidingWindow > 0 || e.cfg.Spec.K > 0 {
 		return 0 // (a sliding window caps each context apart: execute prices it per sequence; a speculating step gives each a token count of its own)
 	}
 	next := until

@@ -53,7 +53,26 @@ type lecture struct {
 	// page (a study's first new row, or the whole table); the timeline's
 	// re-simulation then goes before the rest of the table.
 	shown bool
+	// row is the study row being run on a goroutine of its own (nil: none);
+	// rowSync: a row is being run in the frame itself (its runs cannot yield).
+	row     *studyRun
+	rowSync bool
+	app     *App
 }
+
+// studyRun is one study row run on a goroutine: its table and index, and
+// once it ends (done) its figures or error.
+type studyRun struct {
+	t    *play.StudyTable
+	i    int
+	v    map[string]float64
+	err  error
+	done bool
+}
+
+// rowSlice is how long a study row's run goes between its yields to the
+// browser.
+const rowSlice = 8 * time.Millisecond
 
 // lectureFrame is the chapter's share of a frame: its jobs start while
 // they fit in it (one at least), so the page still answers between frames.
@@ -127,7 +146,20 @@ func (l *lecture) settingsChanged(s play.State) {
 	l.right, l.revealed = 0, nil // the prediction stays; its reveal follows the new table
 	l.jobs = nil
 	if l.ch.Study != nil {
-		l.study = l.ch.Study.NewTable(s) // tick runs its rows
+		if prev := l.study; prev != nil && !prev.Complete() {
+			// A table replaced before it was complete: what was on the page
+			// (its new rows over the last complete table) stays until the
+			// new table's rows come, rather than going back to the older one.
+			if o := prev.Over(l.lastS); o.Complete() {
+				l.lastS = o
+			}
+		}
+		// tick runs its rows, each on a goroutine that yields as it goes
+		var t *play.StudyTable
+		last := time.Now()
+		s.Pause = func() bool { return l.rowPause(t, &last) }
+		t = l.ch.Study.NewTable(s)
+		l.study = t
 		return
 	}
 	if l.ch.Demo == 0 {
@@ -177,7 +209,7 @@ func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 		return false
 	}
 	if l.ch.Study != nil {
-		return l.tickStudy(frame)
+		return l.tickStudy()
 	}
 	if l.ch.Demo == 0 {
 		return l.tickLab(s, main, frame)
@@ -232,25 +264,83 @@ func (l *lecture) tickLab(s play.State, main *play.SimRun, frame time.Time) bool
 	}
 }
 
-// tickStudy runs a study's rows, each a whole run, while they fit in the
-// frame (one at least); it reports whether a row was added (each is shown
-// as it comes).
-func (l *lecture) tickStudy(frame time.Time) bool {
+// tickStudy puts the row whose run ended into the table and starts the
+// next; it reports whether a row was added (each is shown as it comes).
+// A row's runs go on a goroutine between frames and events (rowPause):
+// one took 20-110 ms, 80-440 ms on a slow laptop, and the next move of a
+// slider waited for it.
+func (l *lecture) tickStudy() bool {
 	t := l.study
 	added := false
-	for t != nil && !t.Complete() && l.fits("study", frame) {
-		t0 := time.Now()
-		t.Next()
-		l.took["study"], l.worked = time.Since(t0), frame
+	if r := l.row; r != nil && r.done {
+		l.row = nil
+		if r.t == t {
+			t.Put(r.i, r.v, r.err)
+			added = true
+		}
+	}
+	if t != nil && t.Done == 0 && !t.Complete() {
+		// The first row is the move's answer: run at once, in this frame,
+		// with nothing in between (sliced, the frames between its slices
+		// took a slow laptop's main thread as long again).
+		l.rowSync = true
+		v, err := runRow(t.Rows[0].Run)
+		l.rowSync = false
+		t.Put(0, v, err)
 		added = true
 	}
 	if t == nil || !t.Complete() {
+		if t != nil && (l.row == nil || l.row.t != t) {
+			l.startRow(t)
+		}
 		return added
 	}
 	if t.Err != nil {
 		l.err = t.Err.Error()
 	}
 	return l.finish()
+}
+
+// startRow runs t's next row on a goroutine; when it ends, its figures
+// wait in l.row for the next tick, which comes at once (workNow).
+func (l *lecture) startRow(t *play.StudyTable) {
+	r := &studyRun{t: t, i: t.Done}
+	l.row = r
+	run := t.Rows[r.i].Run
+	go func() {
+		v, err := runRow(run)
+		a := l.app
+		a.postNow("a chapter's row", func() { r.v, r.err, r.done = v, err, true })
+		a.workNow()
+	}()
+}
+
+// runRow runs a study row, a panic its error.
+func runRow(run func() (map[string]float64, error)) (v map[string]float64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	return run()
+}
+
+// rowPause is where a study row's runs let the page go on (sim.Config.
+// Pause): every rowSlice it yields to the browser, waits while the
+// timeline has its turn (the first new row is on the page and the
+// timeline's run is not yet drawn), and it ends a run whose table was
+// replaced (the slider moved on) or left.
+func (l *lecture) rowPause(t *play.StudyTable, last *time.Time) bool {
+	stale := func() bool { return l.app.lec != l || l.study != t }
+	if l.rowSync || time.Since(*last) < rowSlice {
+		return stale()
+	}
+	yieldTask()
+	for !stale() && l.shown && (l.app.timelineDue() || l.app.sched.restDue) {
+		time.Sleep(4 * time.Millisecond)
+	}
+	*last = time.Now()
+	return stale()
 }
 
 func (l *lecture) finish() bool {
@@ -284,7 +374,7 @@ func (a *App) openChapter(id string, preset bool) {
 	if preset || a.s.state.Preset == "" && play.QueryValue(a.pg.win.Get("location").Get("search").String(), "preset") == "" {
 		a.applyPreset(ch.Preset)
 	}
-	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}}
+	next := &lecture{ch: ch, index: i, cache: &play.LectureCache{}, took: map[string]time.Duration{}, app: a}
 	if a.lec != nil {
 		next.cache, next.took = a.lec.cache, a.lec.took // the results stay good across chapters
 		next.predicted = a.lec.predicted
@@ -321,7 +411,7 @@ func (a *App) tickLecture(frame time.Time) {
 		a.lec.settingsChanged(a.s.state) // a change from the form, a preset, a language
 	}
 	main := a.s.run // the timeline's run, unless a change waits for its re-simulation
-	if a.s.needSim || a.sched.rs != nil {
+	if a.timelineDue() {
 		main = nil
 		if a.lec.shown {
 			return // the new table has begun to show: the timeline's turn, then the rest
@@ -343,6 +433,9 @@ func (a *App) tickLecture(frame time.Time) {
 		a.pg.win.Set("servelabChapterShownMs", a.pg.win.Get("performance").Call("now"))
 	}
 }
+
+// timelineDue reports whether the timeline waits for a re-simulation.
+func (a *App) timelineDue() bool { return a.s.needSim || a.sched.rs != nil }
 
 // lectureBusy reports whether the timeline's re-simulation must wait: the
 // chapter's table has nothing new on the page yet, or it took this frame.

@@ -84,6 +84,10 @@ type Experiment struct {
 	// Loaded is a profile read from a file (the CLI's --profile FILE, an
 	// upload or a calibration in the page); nil: Profile is built in.
 	Loaded *sim.Profile
+	// Pause is not part of the experiment but how its runs share a thread
+	// with their caller: copied into every sim.Config the experiment
+	// builds (sim.Config.Pause). Never in its query, flags or JSON.
+	Pause func() (stop bool) `json:"-"`
 
 	// The step model's assumptions: they replace the profile's values only
 	// where Typed says they were typed (DtypeBytes otherwise follows the
@@ -420,7 +424,7 @@ func (x *Experiment) ConfigFor(step sim.StepModel) (sim.Config, error) {
 	if err != nil {
 		return sim.Config{}, err
 	}
-	cfg := sim.Config{Step: step, Policy: p}
+	cfg := sim.Config{Step: step, Policy: p, Pause: x.Pause}
 	if cfg.Spec, err = x.Speculation(); err != nil {
 		return cfg, err
 	}

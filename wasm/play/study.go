@@ -75,8 +75,18 @@ func (t *StudyTable) Next() {
 	if t.Complete() {
 		return
 	}
-	i := t.Done
-	v, err := t.Rows[i].Run()
+	v, err := t.Rows[t.Done].Run()
+	t.Put(t.Done, v, err)
+}
+
+// Put records row i's figures, or the error that ends the table; a row
+// other than the next one (a run begun for a table since replaced) is
+// ignored. (The page runs a row's Run on a goroutine of its own and puts
+// its figures when it ends.)
+func (t *StudyTable) Put(i int, v map[string]float64, err error) {
+	if t.Complete() || i != t.Done {
+		return
+	}
 	if err != nil {
 		t.Err = err
 		return
