@@ -31,6 +31,9 @@ type resim struct {
 	runB   *play.SimRun
 	errB   error
 	newB   bool // B was re-simulated (else it stands, or compare mode is off)
+	// apart: job is a run made whole (play.Job.Whole), under way on a
+	// goroutine of its own; landed: it has ended.
+	apart, landed bool
 }
 
 // beginResim starts re-simulating the current state; a re-simulation
@@ -50,9 +53,43 @@ func (a *App) beginResim() {
 		rs.runA = a.lec.cache.Run(a.s.state) // the lab chapter may have made this run already
 	}
 	if rs.runA == nil {
-		rs.job, rs.errA = play.Start(a.s.state)
+		rs.job, rs.errA = play.Start(a.yielding(a.s.state, rs))
 	}
 	a.sched.rs = rs
+}
+
+// yielding is s with the Pause a run made whole calls (play.Job.Whole):
+// every rowSlice it lets the browser draw and answer, and it ends the run
+// once rs is no longer the re-simulation under way (a newer change came).
+func (a *App) yielding(s play.State, rs *resim) play.State {
+	last := time.Now()
+	s.Pause = func() bool {
+		if a.sched.rs != rs || time.Since(last) < rowSlice {
+			return a.sched.rs != rs
+		}
+		yieldTask()
+		last = time.Now()
+		return a.sched.rs != rs
+	}
+	return s
+}
+
+// runApart makes rs's job, a run made whole, on a goroutine: its engines
+// yield as they go (yielding), so a routed run of thousands of requests
+// (200 ms natively) no longer holds the page; the frame after it ends
+// lands it.
+func (a *App) runApart(rs *resim, j *play.Job) {
+	rs.apart = true
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				a.postNow("a re-simulation", func() { a.fail("a re-simulation", r) })
+			}
+		}()
+		j.Advance(time.Hour)
+		a.postNow("a re-simulation", func() { rs.landed = true })
+		a.workNow()
+	}()
 }
 
 // dropResim abandons a re-simulation under way, its arrays back to the pool.
@@ -99,14 +136,22 @@ func (a *App) advanceResim() {
 	rs.slices++
 	for {
 		if j := rs.job; j != nil {
-			if !j.Advance(time.Until(deadline)) {
+			switch {
+			case rs.apart && !rs.landed:
+				return // (its goroutine's end brings the next frame)
+			case rs.apart:
+				rs.apart, rs.landed = false, false
+			case j.Whole():
+				a.runApart(rs, j)
+				return
+			case !j.Advance(time.Until(deadline)):
 				a.showResimProgress(j)
 				return
 			}
 			rs.job = nil
 			if rs.onB {
-				rs.runB, rs.newB = j.Run(), true
-			} else {
+				rs.runB, rs.errB, rs.newB = j.Run(), j.Err(), true
+			} else if rs.errA = j.Err(); rs.errA == nil {
 				rs.runA, rs.simMsA = j.Run(), j.Run().SimMs
 			}
 		}
@@ -115,7 +160,7 @@ func (a *App) advanceResim() {
 		}
 		rs.onB = true
 		if a.startB(rs) {
-			rs.job, rs.errB = play.Start(a.s.cmp.stateB)
+			rs.job, rs.errB = play.Start(a.yielding(a.s.cmp.stateB, rs))
 			rs.newB = rs.errB != nil
 		}
 	}

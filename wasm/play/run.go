@@ -97,6 +97,9 @@ func simulate(s State, tokens bool) (*SimRun, error) {
 	}
 	for !j.Advance(time.Hour) {
 	}
+	if j.err != nil {
+		return nil, j.err
+	}
 	return j.Run(), nil
 }
 
@@ -114,7 +117,20 @@ type Job struct {
 	stepped bool // the last step is made
 	ended   bool // the results are made (land is left)
 	done    bool
+	// whole makes a run of several engines (a cluster's, replicas') in one
+	// piece, at the first Advance; err is what it failed with.
+	whole func() error
+	err   error
 }
+
+// Whole reports whether the run is made in one piece by the next Advance
+// (several engines, routed or handed over between, have no slices): the
+// page runs that Advance on a goroutine, its engines yielding through the
+// state's Pause, which only such a run calls.
+func (j *Job) Whole() bool { return j.whole != nil }
+
+// Err is what the run failed with (a run made whole can fail in Advance).
+func (j *Job) Err() error { return j.err }
 
 // longItems is the trace items from which a run takes more than a frame's
 // slice in the browser (about 150 ns an item).
@@ -140,7 +156,12 @@ func start(s State, tokens bool) (*Job, error) {
 	// gap lane): no pass over every token here.
 	cfg := b.Config
 	cfg.Trace, cfg.RecordTokens, cfg.CountGaps = true, tokens, true
+	// A run of one engine goes in slices (Advance's budget) and must not
+	// block inside one: only a run made whole calls the state's Pause.
+	pause := cfg.Pause
+	cfg.Pause = nil
 	r := &SimRun{State: s.Clone(), Step: step, Inject: -1, KVCapacity: lim.KVBlocks, BlockSize: lim.BlockSize}
+	r.State.Pause = nil // (the run shown is no one's job)
 	j := &Job{r: r}
 	switch {
 	case s.Workload == scenario.Lab:
@@ -189,18 +210,21 @@ func start(s State, tokens bool) (*Job, error) {
 			}
 			c := *b.Cluster
 			c.Trace, c.RecordTokens = true, tokens
-			co, err := sim.RunDisaggregated(c, reqs)
-			if err != nil {
-				return nil, err
+			j.whole = func() error {
+				t1 := time.Now()
+				co, err := sim.RunDisaggregated(c, reqs)
+				if err != nil {
+					return err
+				}
+				for _, in := range co.Instances {
+					name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
+					r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations, Requests: in.Requests})
+				}
+				r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
+				r.Placements = co.Placements
+				j.spent = t1.Sub(t0) + time.Since(t1)
+				return nil
 			}
-			for _, in := range co.Instances {
-				name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
-				r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations, Requests: in.Requests})
-			}
-			r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
-			r.Placements = co.Placements
-			j.spent = time.Since(t0)
-			j.land()
 			return j, nil
 		}
 		if b.Replicas != nil {
@@ -211,17 +235,21 @@ func start(s State, tokens bool) (*Job, error) {
 			}
 			c := *b.Replicas
 			c.Config = cfg
-			ro, err := sim.RunReplicas(c, reqs)
-			if err != nil {
-				return nil, err
+			c.Config.Pause = pause
+			j.whole = func() error {
+				t1 := time.Now()
+				ro, err := sim.RunReplicas(c, reqs)
+				if err != nil {
+					return err
+				}
+				for _, rr := range ro.Replicas {
+					r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("replica %d", rr.Index+1), Iters: rr.Iterations, Requests: rr.Requests})
+				}
+				r.Results, r.Truncated, r.End = ro.Results, ro.Truncated || cut, ro.End
+				r.Choices, r.Prefix, r.Spec, r.Replicas = ro.Choices, ro.Prefix, ro.Spec, ro.Replicas
+				j.spent = t1.Sub(t0) + time.Since(t1)
+				return nil
 			}
-			for _, rr := range ro.Replicas {
-				r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("replica %d", rr.Index+1), Iters: rr.Iterations, Requests: rr.Requests})
-			}
-			r.Results, r.Truncated, r.End = ro.Results, ro.Truncated || cut, ro.End
-			r.Choices, r.Prefix, r.Spec, r.Replicas = ro.Choices, ro.Prefix, ro.Spec, ro.Replicas
-			j.spent = time.Since(t0)
-			j.land()
 			return j, nil
 		}
 		e, err := sim.NewEngine(cfg)
@@ -253,6 +281,15 @@ func start(s State, tokens bool) (*Job, error) {
 // run is done. A run that has spent MaxSimTime in all is cut short.
 func (j *Job) Advance(budget time.Duration) bool {
 	if j.done {
+		return true
+	}
+	if f := j.whole; f != nil {
+		j.whole = nil
+		if j.err = f(); j.err != nil {
+			j.done = true
+			return true
+		}
+		j.land()
 		return true
 	}
 	t0 := time.Now()
@@ -304,15 +341,15 @@ func (j *Job) Progress() float64 {
 	if j.done {
 		return 1
 	}
-	if j.horizon <= 0 {
+	if j.horizon <= 0 || j.tr == nil {
 		return 0
 	}
 	return min(0.99, j.tr.e.Now()/j.horizon)
 }
 
-// Run is the finished run (nil before Advance reports done).
+// Run is the finished run (nil before Advance reports done, or when it failed: Err).
 func (j *Job) Run() *SimRun {
-	if !j.done {
+	if !j.done || j.err != nil {
 		return nil
 	}
 	return j.r
