@@ -14,8 +14,10 @@ import (
 // studyHTML is a study chapter's table (a row per run, a column per
 // figure; a row with a setting to show is picked by a click, as the
 // lecture's) and its figure: the Bar column as a bar per row. The
-// narrative's {names} come from the study's own Vals.
-func studyHTML(u *uiState, ch play.Chapter, t *play.StudyTable, vals map[string]string) (string, string) {
+// narrative's {names} come from the study's own Vals, once the table for
+// the current settings is complete (done): until then the table shown is
+// the last one, or the new rows over it, and the settings are the new ones.
+func studyHTML(u *uiState, ch play.Chapter, t *play.StudyTable, done bool, vals map[string]string) (string, string) {
 	if t == nil {
 		return "", ""
 	}
@@ -40,7 +42,7 @@ func studyHTML(u *uiState, ch play.Chapter, t *play.StudyTable, vals map[string]
 			cur = i
 		}
 	}
-	if t.Complete() && t.Err == nil {
+	if done && t.Complete() && t.Err == nil {
 		for k, v := range st.Vals(*u.st, t) {
 			vals[k] = v
 		}

@@ -176,8 +176,10 @@ func demo2HTML(u *uiState, res *lect.Interference, vals map[string]string) (stri
 	vals["ratio"] = fmt.Sprintf("%.1f", hi.ColocatedTPOT90/lo.ColocatedTPOT90)
 	vals["decmin"], vals["decmax"] = ms(decMin), ms(decMax)
 	vals["prettft"], vals["colttft"] = ms(lo.PrefillTTFT90), ms(lo.ColocatedTTFT90)
-	vals["prompt"], vals["output"] = strconv.Itoa(u.st.Prompt), strconv.Itoa(u.st.Output)
-	table := pickTableHTML(u, u.trf("t2.caption", u.st.Prompt, u.st.Output),
+	// (the table's own lengths: while a new table is computed the last one
+	// is shown, and its caption must not say the slider's new value)
+	vals["prompt"], vals["output"] = strconv.Itoa(res.Config.Prompt), strconv.Itoa(res.Config.Output)
+	table := pickTableHTML(u, u.trf("t2.caption", res.Config.Prompt, res.Config.Output),
 		[]string{u.tr("t2.rate"), u.tr("t2.colttft"), u.tr("t2.coltpot"), u.tr("t2.prettft"), u.tr("t2.dectpot")}, rows, picks, cur)
 	xt := u.tr("fig.rate")
 	fig := `<div class="pair"><figure>` + curvesSVG(u.tr("f2.ttft.aria"), col, 0, xt, u.tr("fig.p90ttft")) + legendHTML(col) + `</figure><figure>` +
@@ -401,11 +403,14 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 			vals["pu"], vals["pc"] = ms(r.Unchunked), ms(r.Chunked)
 		}
 	}
-	budget := u.st.EffectiveBudget()
+	// The pair's own settings, not the form's: while a new pair is
+	// simulated the last one is shown, and says what it was run with.
+	ran := lp.Chunked.State
+	budget := ran.EffectiveBudget()
 	vals["wu"], vals["wc"], vals["budget"] = ms(a.WorstGap), ms(b.WorstGap), strconv.Itoa(budget)
 	vals["su"], vals["sc"] = fmt.Sprintf("%.1f", a.SpikeRatio), fmt.Sprintf("%.1f", b.SpikeRatio)
 	vals["tu"], vals["tc"] = ms(a.LongTTFT), ms(b.LongTTFT)
-	vals["streams"], vals["long"] = strconv.Itoa(u.st.Lab.ShortConcurrency), strconv.Itoa(u.st.Lab.LongInputLen)
+	vals["streams"], vals["long"] = strconv.Itoa(ran.Lab.ShortConcurrency), strconv.Itoa(ran.Lab.LongInputLen)
 	if b.WorstGap > 0 {
 		vals["ratio"] = fmt.Sprintf("%.0f", a.WorstGap/b.WorstGap)
 	}
@@ -414,7 +419,7 @@ func labHTML(u *uiState, lp *play.LabPair, vals map[string]string) (string, stri
 		head = append(head, html.EscapeString(u.trf("lab.yours", yours.Name)))
 		vals["yname"], vals["wy"], vals["sy"], vals["ty"] = yours.Name, ms(yl.WorstGap), fmt.Sprintf("%.1f", yl.SpikeRatio), ms(yl.LongTTFT)
 	}
-	table := tableHTML(u.trf("tl.caption", u.st.Lab.ShortConcurrency, u.st.Lab.LongInputLen), head, rows)
+	table := tableHTML(u.trf("tl.caption", ran.Lab.ShortConcurrency, ran.Lab.LongInputLen), head, rows)
 	// One clock: seconds from the injection; one axis: the larger worst gap.
 	inj := lp.Unchunked.Inject
 	t0, t1 := inj-0.5, inj+math.Max(1.5, a.LongTTFT+1)

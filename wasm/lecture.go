@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	lect "servelab/sim/lecture"
@@ -21,14 +22,17 @@ type lecture struct {
 	res   *lect.Interference // the table being filled (complete when done)
 	last  *lect.Interference // the last complete table, shown while res fills
 	jobs  []lect.Job
-	split bool // demo 3's split jobs were queued
-	lab   *play.LabPair
-	study *play.StudyTable // a study chapter's table being filled (complete when done)
-	lastS *play.StudyTable // the last complete one, shown while study fills
-	labU  *play.SimRun     // the lab's unchunked run, made a frame before the chunked one
-	over  *play.Overlay    // the lab's unchunked gaps, for the canvas
-	err   string
-	t0    time.Time
+	// filled are demo 2's or 4's rows of res computed so far (their jobs'
+	// Outs): shown over last as they come.
+	filled []any
+	split  bool // demo 3's split jobs were queued
+	lab    *play.LabPair
+	study  *play.StudyTable // a study chapter's table being filled (complete when done)
+	lastS  *play.StudyTable // the last complete one, shown while study fills
+	labU   *play.SimRun     // the lab's unchunked run, made a frame before the chunked one
+	over   *play.Overlay    // the lab's unchunked gaps, for the canvas
+	err    string
+	t0     time.Time
 	// tookMs is how long the last recomputation took, from the change to the full table.
 	tookMs float64
 	done   bool
@@ -83,6 +87,7 @@ type lectureView struct {
 	ch       play.Chapter
 	index    int
 	res      *lect.Interference
+	partial  bool // res is the last table with some of the new rows
 	lab      *play.LabPair
 	study    *play.StudyTable
 	done     bool
@@ -94,9 +99,12 @@ type lectureView struct {
 }
 
 func (l *lecture) view() *lectureView {
-	res := l.res
+	res, partial := l.res, false
 	if !l.done {
 		res = l.last // the previous table stays up (marked) until the new one is complete
+		if o := l.rowsOver(); o != nil {
+			res, partial = o, true // with the new rows as they come
+		}
 	}
 	st := l.study
 	if !l.done {
@@ -105,8 +113,47 @@ func (l *lecture) view() *lectureView {
 			st = l.study.Over(l.lastS) // the new rows as they come
 		}
 	}
-	return &lectureView{ch: l.ch, index: l.index, res: res, lab: l.lab, study: st, done: l.done, err: l.err, tookMs: l.tookMs,
+	return &lectureView{ch: l.ch, index: l.index, res: res, partial: partial, lab: l.lab, study: st, done: l.done, err: l.err, tookMs: l.tookMs,
 		picked: l.picked, right: l.right, revealed: l.revealed}
+}
+
+// rowsOver is the last complete table with the rows of demo 2 or 4
+// computed so far for the new settings in place of its own (nil: none
+// yet, or the two tables' rows are not the same rates or budgets).
+func (l *lecture) rowsOver() *lect.Interference {
+	if l.last == nil || l.res == nil || len(l.filled) == 0 {
+		return nil
+	}
+	o := *l.last
+	o.Config = l.res.Config
+	o.Demo2, o.Demo4 = slices.Clone(o.Demo2), slices.Clone(o.Demo4)
+	for _, out := range l.filled {
+		switch p := out.(type) {
+		case *lect.Demo2Row:
+			i := rowOf(l.res.Demo2, p)
+			if i < 0 || i >= len(o.Demo2) || o.Demo2[i].Rate != p.Rate {
+				return nil
+			}
+			o.Demo2[i] = *p
+		case *lect.Demo4Row:
+			i := rowOf(l.res.Demo4, p)
+			if i < 0 || i >= len(o.Demo4) || o.Demo4[i].Policy != p.Policy || o.Demo4[i].Budget != p.Budget {
+				return nil
+			}
+			o.Demo4[i] = *p
+		}
+	}
+	return &o
+}
+
+// rowOf is the index of the row p points at in rows (-1: none).
+func rowOf[T any](rows []T, p *T) int {
+	for i := range rows {
+		if &rows[i] == p {
+			return i
+		}
+	}
+	return -1
 }
 
 // hasTable reports whether the view has a table to show (a previous one
@@ -144,7 +191,7 @@ func (l *lecture) settingsChanged(s play.State) {
 	// The lab pair and the last table stay shown until their successors are complete.
 	l.key, l.t0, l.done, l.err, l.split, l.labU, l.shown = key, time.Now(), false, "", false, nil, false
 	l.right, l.revealed = 0, nil // the prediction stays; its reveal follows the new table
-	l.jobs = nil
+	l.jobs, l.filled = nil, nil
 	if l.ch.Study != nil {
 		if prev := l.study; prev != nil && !prev.Complete() {
 			// A table replaced before it was complete: what was on the page
@@ -214,6 +261,7 @@ func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 	if l.ch.Demo == 0 {
 		return l.tickLab(s, main, frame)
 	}
+	added := false
 	for len(l.jobs) > 0 && (l.cache.Has(l.lec, l.jobs[0]) || l.fits(l.jobs[0].Key.Kind, frame)) {
 		j := l.jobs[0]
 		l.jobs = l.jobs[1:]
@@ -221,6 +269,13 @@ func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 			l.err = err.Error()
 			l.jobs = nil
 			return l.finish()
+		}
+		if j.Demo == 2 || j.Demo == 4 { // a row of the table: shown as it comes
+			l.filled = append(l.filled, j.Out)
+			added = true
+			if !l.shown && len(l.jobs) > 0 {
+				break // the move's first new row on the page now, the timeline next
+			}
 		}
 		if len(l.jobs) == 0 && l.ch.Demo == 3 && !l.split {
 			l.split = true
@@ -230,7 +285,7 @@ func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 	if len(l.jobs) == 0 {
 		return l.finish()
 	}
-	return false
+	return added
 }
 
 // tickLab makes the lab's two runs: each is a whole simulated minute, so

@@ -182,13 +182,14 @@ func (c *chapterPanel) render(p *page, u *uiState) {
 	case "lab":
 		table, fig = labHTML(u, l.lab, vals)
 	case "study":
-		table, fig = studyHTML(u, l.ch, l.study, vals)
+		table, fig = studyHTML(u, l.ch, l.study, l.done, vals)
 	}
 	p.setHTML("ch-table", table)
 	p.setHTML("ch-figure", fig)
-	// A study's table still being filled (its new rows over the last)
-	// gives the narrative no numbers: the last narrative stays until it can.
-	if l.study == nil || l.study.Complete() {
+	// A table still being filled (a study's or demo 2's or 4's new rows
+	// over the last) gives the narrative no numbers: the last narrative
+	// stays until it can.
+	if l.study == nil && !l.partial || l.done {
 		narr := play.Fill(u.lang, "ch."+id+".narrative", vals)
 		if vals["yname"] != "" { // the student's measured run, beside the simulations
 			narr += " " + play.Fill(u.lang, "ch."+id+".yours", vals)

@@ -41,7 +41,15 @@ const inputScript = `window.inputToScreen = (id, value, textSel) => new Promise(
   const textEl = document.querySelector(textSel);
   const text0 = textEl.textContent;
   let textAt = -1;
-  const mo = new MutationObserver(() => { if (textAt < 0 && textEl.textContent !== text0) textAt = performance.now(); });
+  const mo = new MutationObserver(() => {
+    if (textAt >= 0 || textEl.textContent === text0) return;
+    textAt = performance.now();
+    if (window.servelabTrace) { // (traced: what changed first, to tell an answer from an echo of the input)
+      const t1 = textEl.textContent; let i = 0;
+      while (i < t1.length && t1[i] === text0[i]) i++;
+      window.servelabChanged = JSON.stringify(text0.slice(Math.max(0, i - 40), i + 40)) + " → " + JSON.stringify(t1.slice(Math.max(0, i - 40), i + 40));
+    }
+  });
   mo.observe(textEl, {subtree: true, childList: true, characterData: true});
   const base = sig();
   const el = document.getElementById(id);
@@ -198,7 +206,7 @@ var inputTrace = os.Getenv("SERVELAB_INPUT_TRACE") != ""
 // move makes the tab's move i and keeps its times once warm.
 func (t *inputTab) move(b *testing.B, c inputCase, i int) {
 	if inputTrace {
-		eval[chromedp.Void](b, t.ctx, `window.servelabTrace.length = 0`)
+		eval[chromedp.Void](b, t.ctx, `window.servelabTrace.length = 0; window.servelabChanged = ""`)
 	}
 	r, err := chromedp.Run(t.ctx, chromedp.Evaluate[map[string]float64](fmt.Sprintf(`inputToScreen(%q, %v, %q)`, c.slider, t.values[i], c.text), chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -206,7 +214,8 @@ func (t *inputTab) move(b *testing.B, c inputCase, i int) {
 	}
 	if inputTrace {
 		steps := eval[string](b, t.ctx, `(() => { const a = window.servelabTrace; return a.length ? a.map(x => x[0] + "@" + Math.round(x[1] - a[0][1])).join(" ") : ""; })()`)
-		b.Logf("%s move %d: text %.0f canvas %.0f ms: %s", c.name, i, r["text"], r["canvas"], steps)
+		changed := eval[string](b, t.ctx, `window.servelabChanged || ""`)
+		b.Logf("%s move %d: text %.0f canvas %.0f ms: %s; the text's first change: %s", c.name, i, r["text"], r["canvas"], steps, changed)
 	}
 	if i < inputWarm {
 		return
