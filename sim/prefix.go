@@ -123,7 +123,7 @@ type prefixCache struct {
 	on      bool
 	bs      int
 	limited bool // the engine has a KV limit (else nothing is ever evicted)
-	index   map[uint64]int32
+	index   blockIndex
 	entries []pcEntry
 	spare   []int32 // unused entries
 	head    int32   // least recently freed
@@ -134,7 +134,7 @@ type prefixCache struct {
 }
 
 func (c *prefixCache) init(l Limits) {
-	*c = prefixCache{on: true, bs: l.BlockSize, limited: l.KVBlocks > 0, index: map[uint64]int32{}, head: -1, tail: -1}
+	*c = prefixCache{on: true, bs: l.BlockSize, limited: l.KVBlocks > 0, head: -1, tail: -1}
 }
 
 // key is the name of block b of q (ok false when its tokens go past what
@@ -189,7 +189,7 @@ func (c *prefixCache) add(key uint64) int32 {
 		i = int32(len(c.entries) - 1)
 	}
 	c.entries[i] = pcEntry{key: key, ref: 1, prev: -1, next: -1}
-	c.index[key] = i
+	c.index.put(key, i)
 	return i
 }
 
@@ -197,7 +197,7 @@ func (c *prefixCache) add(key uint64) int32 {
 func (c *prefixCache) evict() {
 	i := c.head
 	c.unlink(i)
-	delete(c.index, c.entries[i].key)
+	c.index.del(c.entries[i].key)
 	c.spare = append(c.spare, i)
 	c.stats.Evicted++
 }
@@ -239,7 +239,7 @@ func (e *Engine) reuse(s *Seq) int {
 		if !ok {
 			break
 		}
-		i, ok := c.index[key]
+		i, ok := c.index.get(key)
 		if !ok {
 			break
 		}
@@ -281,7 +281,7 @@ func (e *Engine) pcRegister(s *Seq) {
 			q.reg = full
 			break
 		}
-		if _, dup := c.index[key]; !dup {
+		if _, dup := c.index.get(key); !dup {
 			q.held = append(q.held, c.add(key))
 		}
 	}
@@ -325,7 +325,7 @@ func (e *Engine) PrefixStats() *PrefixStats {
 		return nil
 	}
 	s := e.pc.stats
-	s.Cached = len(e.pc.index)
+	s.Cached = e.pc.index.len()
 	return &s
 }
 
@@ -347,7 +347,7 @@ func (e *Engine) PrefixHit(r *Request) int {
 		if !ok {
 			break
 		}
-		if _, ok := c.index[key]; !ok {
+		if _, ok := c.index.get(key); !ok {
 			break
 		}
 		h++

@@ -117,9 +117,10 @@ func (l *lecture) view() *lectureView {
 		picked: l.picked, right: l.right, revealed: l.revealed}
 }
 
-// rowsOver is the last complete table with the rows of demo 2 or 4
-// computed so far for the new settings in place of its own (nil: none
-// yet, or the two tables' rows are not the same rates or budgets).
+// rowsOver is the last complete table with the rows of demo 2 or 4, or
+// demo 3's single instances, computed so far for the new settings in
+// place of its own (nil: none yet, or the two tables' rows are not the
+// same rates or budgets).
 func (l *lecture) rowsOver() *lect.Interference {
 	if l.last == nil || l.res == nil || len(l.filled) == 0 {
 		return nil
@@ -127,8 +128,20 @@ func (l *lecture) rowsOver() *lect.Interference {
 	o := *l.last
 	o.Config = l.res.Config
 	o.Demo2, o.Demo4 = slices.Clone(o.Demo2), slices.Clone(o.Demo4)
+	o.Demo3.SLO, o.Demo3.Attainment = l.res.Demo3.SLO, l.res.Demo3.Attainment
 	for _, out := range l.filled {
 		switch p := out.(type) {
+		case *float64: // one of demo 3's single instances
+			switch p {
+			case &l.res.Demo3.Colocated:
+				o.Demo3.Colocated = *p
+			case &l.res.Demo3.Prefill:
+				o.Demo3.Prefill = *p
+			case &l.res.Demo3.Decode:
+				o.Demo3.Decode = *p
+			default:
+				return nil
+			}
 		case *lect.Demo2Row:
 			i := rowOf(l.res.Demo2, p)
 			if i < 0 || i >= len(o.Demo2) || o.Demo2[i].Rate != p.Rate {
@@ -270,7 +283,7 @@ func (l *lecture) tick(s play.State, main *play.SimRun, frame time.Time) bool {
 			l.jobs = nil
 			return l.finish()
 		}
-		if j.Demo == 2 || j.Demo == 4 { // a row of the table: shown as it comes
+		if j.Demo == 2 || j.Demo == 4 || j.Demo == 3 && !l.split { // a row of the table: shown as it comes
 			l.filled = append(l.filled, j.Out)
 			added = true
 			if !l.shown && len(l.jobs) > 0 {
