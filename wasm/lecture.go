@@ -466,6 +466,9 @@ func (a *App) tickLecture(frame time.Time) {
 	if a.sched.restDue {
 		return // a run landed and is not on the canvas yet: its frame first
 	}
+	if a.sched.paintWait {
+		return // what the table just showed is painted first, in this frame
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// The table ends with the error, so the timeline is not held back by it.
