@@ -136,7 +136,8 @@ bench-browser: wasm
 
 # Input-to-screen of this build beside another's in the same run, moves alternating:
 # make bench-input BASE=/path/to/other/checkout/site (after `make wasm-app` there);
-# CASES='main rate|chapter spec' and RATES=1,4 narrow it, TRACE=1 logs the app's steps per move.
+# CASES='main rate|chapter spec' and RATES=1,4 narrow it; TRACE=1 logs, per move, the app's steps,
+# the browser's long animation frames and what text changed first.
 .PHONY: bench-input
 bench-input: wasm-app
 	SERVELAB_BASE_SITE=$(BASE) SERVELAB_INPUT_CASES='$(CASES)' SERVELAB_INPUT_RATES=$(RATES) SERVELAB_INPUT_TRACE=$(TRACE) \

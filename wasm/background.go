@@ -43,7 +43,7 @@ func (a *App) startBackground(s play.State, gen int, at time.Time, cur *play.Rat
 		stale := func() error {
 			// Let the browser draw and handle input about every frame, not
 			// before every run (see yieldTask).
-			if time.Since(last) > 8*time.Millisecond {
+			if time.Since(last) > yieldSlice {
 				yieldTask()
 				last = time.Now()
 			}

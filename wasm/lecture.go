@@ -22,8 +22,8 @@ type lecture struct {
 	res   *lect.Interference // the table being filled (complete when done)
 	last  *lect.Interference // the last complete table, shown while res fills
 	jobs  []lect.Job
-	// filled are demo 2's or 4's rows of res computed so far (their jobs'
-	// Outs): shown over last as they come.
+	// filled are the rows of res computed so far (demo 2's or 4's, demo
+	// 3's single instances: their jobs' Outs), shown over last as they come.
 	filled []any
 	split  bool // demo 3's split jobs were queued
 	lab    *play.LabPair
@@ -73,10 +73,6 @@ type studyRun struct {
 	err  error
 	done bool
 }
-
-// rowSlice is how long a study row's run goes between its yields to the
-// browser.
-const rowSlice = 8 * time.Millisecond
 
 // lectureFrame is the chapter's share of a frame: its jobs start while
 // they fit in it (one at least), so the page still answers between frames.
@@ -394,13 +390,13 @@ func runRow(run func() (map[string]float64, error)) (v map[string]float64, err e
 }
 
 // rowPause is where a study row's runs let the page go on (sim.Config.
-// Pause): every rowSlice it yields to the browser, waits while the
+// Pause): every yieldSlice it yields to the browser, waits while the
 // timeline has its turn (the first new row is on the page and the
 // timeline's run is not yet drawn), and it ends a run whose table was
 // replaced (the slider moved on) or left.
 func (l *lecture) rowPause(t *play.StudyTable, last *time.Time) bool {
 	stale := func() bool { return l.app.lec != l || l.study != t }
-	if l.rowSync || time.Since(*last) < rowSlice {
+	if l.rowSync || time.Since(*last) < yieldSlice {
 		return stale()
 	}
 	yieldTask()

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"servelab/wasm/play"
@@ -32,8 +33,9 @@ type resim struct {
 	errB   error
 	newB   bool // B was re-simulated (else it stands, or compare mode is off)
 	// apart: job is a run made whole (play.Job.Whole), under way on a
-	// goroutine of its own; landed: it has ended.
+	// goroutine of its own; landed: it has ended, or failed (a panic).
 	apart, landed bool
+	failed        error
 }
 
 // beginResim starts re-simulating the current state; a re-simulation
@@ -59,12 +61,12 @@ func (a *App) beginResim() {
 }
 
 // yielding is s with the Pause a run made whole calls (play.Job.Whole):
-// every rowSlice it lets the browser draw and answer, and it ends the run
+// every yieldSlice it lets the browser draw and answer, and it ends the run
 // once rs is no longer the re-simulation under way (a newer change came).
 func (a *App) yielding(s play.State, rs *resim) play.State {
 	last := time.Now()
 	s.Pause = func() bool {
-		if a.sched.rs != rs || time.Since(last) < rowSlice {
+		if a.sched.rs != rs || time.Since(last) < yieldSlice {
 			return a.sched.rs != rs
 		}
 		yieldTask()
@@ -83,7 +85,11 @@ func (a *App) runApart(rs *resim, j *play.Job) {
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				a.postNow("a re-simulation", func() { a.fail("a re-simulation", r) })
+				a.postNow("a re-simulation", func() {
+					a.fail("a re-simulation", r)
+					rs.landed, rs.failed = true, fmt.Errorf("%v", r)
+				})
+				a.workNow()
 			}
 		}()
 		j.Advance(time.Hour)
@@ -149,9 +155,13 @@ func (a *App) advanceResim() {
 				return
 			}
 			rs.job = nil
+			err := j.Err()
+			if rs.failed != nil {
+				err, rs.failed = rs.failed, nil
+			}
 			if rs.onB {
-				rs.runB, rs.errB, rs.newB = j.Run(), j.Err(), true
-			} else if rs.errA = j.Err(); rs.errA == nil {
+				rs.runB, rs.errB, rs.newB = j.Run(), err, true
+			} else if rs.errA = err; err == nil {
 				rs.runA, rs.simMsA = j.Run(), j.Run().SimMs
 			}
 		}

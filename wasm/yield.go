@@ -5,7 +5,13 @@ package main
 import (
 	"errors"
 	"syscall/js"
+	"time"
 )
+
+// yieldSlice is how long a job on a goroutine of its own (the background
+// figures, a chapter's rows, a run made whole) goes between its yields to
+// the browser: about half a frame.
+const yieldSlice = 8 * time.Millisecond
 
 // yieldTask blocks the calling goroutine until a new JavaScript task has
 // begun, so the browser draws and answers in between. A time.Sleep is not

@@ -240,7 +240,10 @@ func (t *inputTab) move(b *testing.B, c inputCase, i int) {
 // alternating, so that the machine's noise falls on both alike.
 // SERVELAB_INPUT_CASES (a regexp on the case names) and
 // SERVELAB_INPUT_RATES ("1,4") narrow it; SERVELAB_INPUT_TRACE=1 logs
-// each move's steps inside the app. It reports p50 and p95 of each,
+// each move's steps inside the app, the browser's long animation frames
+// and the text's first change (an answer, not an echo of the input: a
+// caption that repeated the slider's value before the figures came was
+// once timed as the answer). It reports p50 and p95 of each,
 // over the moves that changed it, and how many did (a slider that moves
 // only a table leaves the canvas as it was).
 func BenchmarkBrowserInputToScreen(b *testing.B) {
