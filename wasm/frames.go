@@ -56,7 +56,7 @@ func (a *App) tick() {
 	a.sharpen()
 	a.tickEdge()
 	a.tickPlayback()
-	if !a.s.needSim && a.sched.rs == nil {
+	if !a.timelineDue() {
 		a.pickBackground()
 	}
 	// The address bar waits for a frame that neither began nor landed a

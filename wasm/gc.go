@@ -31,7 +31,7 @@ var heapNow = []metrics.Sample{
 // gcRest, no run or table under way, the canvas drawn) and the heap is
 // past halfway from its live size to the goal.
 func (a *App) idleCollect() {
-	if time.Since(a.bg.changedAt) < gcRest || a.s.needSim || a.sched.rs != nil || a.sched.restDue || a.tl.dirty || (a.lec != nil && a.lec.pending()) {
+	if time.Since(a.bg.changedAt) < gcRest || a.timelineDue() || a.sched.restDue || a.tl.dirty || (a.lec != nil && a.lec.pending()) {
 		return
 	}
 	metrics.Read(heapNow)

@@ -212,8 +212,7 @@ func (l *lecture) settingsChanged(s play.State) {
 		}
 		// tick runs its rows, each on a goroutine that yields as it goes
 		var t *play.StudyTable
-		last := time.Now()
-		s.Pause = func() bool { return l.rowPause(t, &last) }
+		s.Pause = l.rowPause(func() *play.StudyTable { return t })
 		t = l.ch.Study.NewTable(s)
 		l.study = t
 		return
@@ -389,22 +388,15 @@ func runRow(run func() (map[string]float64, error)) (v map[string]float64, err e
 	return run()
 }
 
-// rowPause is where a study row's runs let the page go on (sim.Config.
-// Pause): every yieldSlice it yields to the browser, waits while the
-// timeline has its turn (the first new row is on the page and the
-// timeline's run is not yet drawn), and it ends a run whose table was
-// replaced (the slider moved on) or left.
-func (l *lecture) rowPause(t *play.StudyTable, last *time.Time) bool {
-	stale := func() bool { return l.app.lec != l || l.study != t }
-	if l.rowSync || time.Since(*last) < yieldSlice {
-		return stale()
-	}
-	yieldTask()
-	for !stale() && l.shown && (l.app.timelineDue() || l.app.sched.restDue) {
-		time.Sleep(4 * time.Millisecond)
-	}
-	*last = time.Now()
-	return stale()
+// rowPause is the Pause of the runs of the table that table returns (a
+// func: the table is made after its rows take their Pause): it yields to
+// the browser (pauser), waits while the timeline has its turn (the first
+// new row is on the page and the timeline's run is not yet drawn), and
+// ends a run whose table was replaced (the slider moved on) or left.
+func (l *lecture) rowPause(table func() *play.StudyTable) func() bool {
+	p := pauser(func() bool { return l.app.lec != l || l.study != table() },
+		func() bool { return l.shown && (l.app.timelineDue() || l.app.sched.restDue) })
+	return func() bool { return !l.rowSync && p() } // (in the frame a run cannot yield, nor be stale)
 }
 
 func (l *lecture) finish() bool {
@@ -456,7 +448,7 @@ func (a *App) openChapter(id string, preset bool) {
 // tickLecture advances the open chapter's table, before the timeline
 // re-simulates: the table is what the student moved the slider for.
 func (a *App) tickLecture(frame time.Time) {
-	if a.lec == nil || a.s.run == nil && (a.s.needSim || a.sched.rs != nil) {
+	if a.lec == nil || a.s.run == nil && a.timelineDue() {
 		return // nothing is drawn yet: the timeline comes first
 	}
 	if a.sched.restDue {
@@ -500,9 +492,6 @@ func (a *App) tickLecture(frame time.Time) {
 		a.pg.win.Set("servelabChapterShownMs", a.pg.win.Get("performance").Call("now"))
 	}
 }
-
-// timelineDue reports whether the timeline waits for a re-simulation.
-func (a *App) timelineDue() bool { return a.s.needSim || a.sched.rs != nil }
 
 // lectureBusy reports whether the timeline's re-simulation must wait: the
 // chapter's table has nothing new on the page yet, or it took this frame.

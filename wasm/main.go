@@ -495,7 +495,7 @@ func (a *App) work(now bool) {
 		a.advanceResim()
 	}
 	a.mu.Lock()
-	a.pub.simPending = a.s.needSim || a.sched.rs != nil // (the background figures are stale already)
+	a.pub.simPending = a.timelineDue() // (the background figures are stale already)
 	a.mu.Unlock()
 }
 
@@ -582,7 +582,7 @@ func (a *App) coarsen() {
 // sharpen paints the canvas at the device's resolution again once the
 // slider has rested and its run is drawn.
 func (a *App) sharpen() {
-	if !a.tl.sliding || time.Since(a.tl.slideAt) < coarseRest || a.s.needSim || a.sched.rs != nil || a.tl.dirty {
+	if !a.tl.sliding || time.Since(a.tl.slideAt) < coarseRest || a.timelineDue() || a.tl.dirty {
 		return
 	}
 	a.tl.sliding = false
@@ -635,7 +635,7 @@ func (a *App) publish() {
 	defer a.mu.Unlock()
 	a.pub = published{state: a.s.state.Clone(), figs: a.bg.figs, rates: append([]play.RatePoint(nil), a.bg.rates...),
 		simMs: a.bg.simMs, drawMs: a.tl.drawMs, gen: a.s.gen, figGen: a.bg.gen, drawnGen: a.tl.drawnGen, err: a.s.simErr,
-		notes: append([]string(nil), a.s.notes...), simPending: a.s.needSim || a.sched.rs != nil}
+		notes: append([]string(nil), a.s.notes...), simPending: a.timelineDue()}
 	for _, o := range a.s.overlays {
 		if o != nil {
 			a.pub.overlays++

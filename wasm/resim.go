@@ -61,20 +61,15 @@ func (a *App) beginResim() {
 }
 
 // yielding is s with the Pause a run made whole calls (play.Job.Whole):
-// every yieldSlice it lets the browser draw and answer, and it ends the run
-// once rs is no longer the re-simulation under way (a newer change came).
+// it yields to the browser (pauser) and ends the run once rs is no longer
+// the re-simulation under way (a newer change came).
 func (a *App) yielding(s play.State, rs *resim) play.State {
-	last := time.Now()
-	s.Pause = func() bool {
-		if a.sched.rs != rs || time.Since(last) < yieldSlice {
-			return a.sched.rs != rs
-		}
-		yieldTask()
-		last = time.Now()
-		return a.sched.rs != rs
-	}
+	s.Pause = pauser(func() bool { return a.sched.rs != rs }, nil)
 	return s
 }
+
+// timelineDue reports whether the timeline waits for a re-simulation.
+func (a *App) timelineDue() bool { return a.s.needSim || a.sched.rs != nil }
 
 // runApart makes rs's job, a run made whole, on a goroutine: its engines
 // yield as they go (yielding), so a routed run of thousands of requests

@@ -13,6 +13,24 @@ import (
 // the browser: about half a frame.
 const yieldSlice = 8 * time.Millisecond
 
+// pauser is a sim.Config.Pause for a job on a goroutine of its own: every
+// yieldSlice it lets the browser draw and answer (yieldTask), then waits
+// while hold reports true (nil: never); it ends the run once stale does.
+func pauser(stale, hold func() bool) func() bool {
+	last := time.Now()
+	return func() bool {
+		if stale() || time.Since(last) < yieldSlice {
+			return stale()
+		}
+		yieldTask()
+		for hold != nil && !stale() && hold() {
+			time.Sleep(4 * time.Millisecond)
+		}
+		last = time.Now()
+		return stale()
+	}
+}
+
 // yieldTask blocks the calling goroutine until a new JavaScript task has
 // begun, so the browser draws and answers in between. A time.Sleep is not
 // enough for a long job: once its timer has fired, the Go runtime runs the

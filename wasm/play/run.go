@@ -132,6 +132,18 @@ func (j *Job) Whole() bool { return j.whole != nil }
 // Err is what the run failed with (a run made whole can fail in Advance).
 func (j *Job) Err() error { return j.err }
 
+// setWhole has the first Advance make the run in one piece with run; the
+// run's time is start's (since t0) and run's.
+func (j *Job) setWhole(t0 time.Time, run func() error) {
+	built := time.Since(t0)
+	j.whole = func() error {
+		t1 := time.Now()
+		err := run()
+		j.spent = built + time.Since(t1)
+		return err
+	}
+}
+
 // longItems is the trace items from which a run takes more than a frame's
 // slice in the browser (about 150 ns an item).
 const longItems = 400_000
@@ -201,43 +213,33 @@ func start(s State, tokens bool) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b.Cluster != nil {
-			// Every output token is a trace item (and a recorded time): keep
-			// the first requests that fit and say the run was cut short.
+		if b.Cluster != nil || b.Replicas != nil {
+			// Several engines: every output token is a trace item (and, in
+			// a cluster, a recorded time): keep the first requests that fit
+			// and say the run was cut short.
 			cut := false
 			if k := MaxTraceItems / (s.Output + 1); k < len(reqs) {
 				reqs, cut = reqs[:k], true
 			}
-			c := *b.Cluster
-			c.Trace, c.RecordTokens = true, tokens
-			j.whole = func() error {
-				t1 := time.Now()
-				co, err := sim.RunDisaggregated(c, reqs)
-				if err != nil {
-					return err
+			j.setWhole(t0, func() error {
+				if b.Cluster != nil {
+					c := *b.Cluster
+					c.Trace, c.RecordTokens = true, tokens
+					co, err := sim.RunDisaggregated(c, reqs)
+					if err != nil {
+						return err
+					}
+					for _, in := range co.Instances {
+						name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
+						r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations, Requests: in.Requests})
+					}
+					r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
+					r.Placements = co.Placements
+					return nil
 				}
-				for _, in := range co.Instances {
-					name := fmt.Sprintf("%s %d", in.Role, in.Index+1)
-					r.Rows = append(r.Rows, Row{Name: name, Iters: in.Iterations, Requests: in.Requests})
-				}
-				r.Results, r.Truncated, r.End = co.Results, co.Truncated || cut, co.End
-				r.Placements = co.Placements
-				j.spent = t1.Sub(t0) + time.Since(t1)
-				return nil
-			}
-			return j, nil
-		}
-		if b.Replicas != nil {
-			// As a cluster: every output token is a trace item.
-			cut := false
-			if k := MaxTraceItems / (s.Output + 1); k < len(reqs) {
-				reqs, cut = reqs[:k], true
-			}
-			c := *b.Replicas
-			c.Config = cfg
-			c.Config.Pause = pause
-			j.whole = func() error {
-				t1 := time.Now()
+				c := *b.Replicas
+				c.Config = cfg
+				c.Config.Pause = pause
 				ro, err := sim.RunReplicas(c, reqs)
 				if err != nil {
 					return err
@@ -247,9 +249,8 @@ func start(s State, tokens bool) (*Job, error) {
 				}
 				r.Results, r.Truncated, r.End = ro.Results, ro.Truncated || cut, ro.End
 				r.Choices, r.Prefix, r.Spec, r.Replicas = ro.Choices, ro.Prefix, ro.Spec, ro.Replicas
-				j.spent = t1.Sub(t0) + time.Since(t1)
 				return nil
-			}
+			})
 			return j, nil
 		}
 		e, err := sim.NewEngine(cfg)
