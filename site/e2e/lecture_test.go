@@ -24,7 +24,10 @@ import (
 func openChapter(t testing.TB, ctx context.Context, url string) {
 	t.Helper()
 	open(t, ctx, url)
-	waitFor(t, ctx, `servelab.lecture().done && document.getElementById("ch-table").textContent.length > 0`, "the chapter's table")
+	// (The table's text is in the HTML before the app runs, and a chapter
+	// computed at once is done before its panel is rendered: its sliders
+	// come with the panel, after the first frame.)
+	waitFor(t, ctx, `servelab.lecture().done && document.getElementById("ch-table").textContent.length > 0 && document.querySelector("#chapter input[type=range][id^='ch-']") !== null`, "the chapter's table and sliders")
 }
 
 // cellNumber reads a number from a table cell's text ("7.67" or "7.23×").
