@@ -247,9 +247,20 @@ func open(t testing.TB, ctx context.Context, url string) {
 }
 
 // waitFor polls a JS predicate: tests wait on the app's state, never on wall time.
+// A poll begun as a navigation replaces the document (in a tab reused from
+// the test before, tab) can lose its execution context: it is begun again.
 func waitFor(t testing.TB, ctx context.Context, pred, what string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		if strings.Contains(err.Error(), "Cannot find context with specified id") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("message")||{}).textContent || ""`))
 		t.Fatalf("waiting for %s (%s): %v; page message: %q", what, pred, err, msg)
 	}
