@@ -66,8 +66,8 @@ func TestBlockIndexWrapsAround(t *testing.T) {
 		for i, k := range keys {
 			x.put(k, int32(i))
 		}
-		if len(x.slots) != 64 || x.home(keys[0]) != 63 || x.home(keys[1]) != 0 {
-			t.Fatalf("%d slots, homes %d and %d: the test's keys do not crowd where meant", len(x.slots), x.home(keys[0]), x.home(keys[1]))
+		if len(x.keys) != 64 || x.home(keys[0]) != 63 || x.home(keys[1]) != 0 {
+			t.Fatalf("%d slots, homes %d and %d: the test's keys do not crowd where meant", len(x.keys), x.home(keys[0]), x.home(keys[1]))
 		}
 		gone := map[int]bool{}
 		for i := start; i < len(keys); i += 3 {

@@ -1,13 +1,14 @@
 package course
 
 import (
+	"fmt"
 	"testing"
 
 	"servelab/sim/scenario"
 )
 
 // preset is the experiment a chapter's link opens.
-func preset(t *testing.T, name string) scenario.Experiment {
+func preset(t testing.TB, name string) scenario.Experiment {
 	t.Helper()
 	p, ok := scenario.PresetByName(name)
 	if !ok {
@@ -102,5 +103,20 @@ func TestSpeculationIsABetOnIdleCompute(t *testing.T) {
 	x.SpecTokens = 0
 	if _, err := Speculative(x, []float64{1}); err == nil {
 		t.Error("no speculation accepted")
+	}
+}
+
+// BenchmarkRouteOne is the cost of one row of the routing chapter's table
+// (what the page computes before a moved slider's first new figure shows).
+func BenchmarkRouteOne(b *testing.B) {
+	x := preset(b, "routing")
+	for _, st := range RouteSettings(0.5) {
+		b.Run(string(st.Route)+fmt.Sprintf("-stale%g", st.Stale), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := RouteOne(x, st.Route, st.Stale); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
