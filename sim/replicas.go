@@ -74,6 +74,13 @@ type Replicas struct {
 	// than this many outstanding requests over the least loaded is passed
 	// over however much of the prompt it holds.
 	Threshold int
+	// Reuse, with Config.Trace, is an earlier traced run's arrays (its
+	// TraceArrays, one per replica) for this run's traces to fill instead
+	// of growing new ones: a routed run's trace is tens of MB, and grown a
+	// doubling at a time it was most of a traced run's allocations (and,
+	// in the browser, of its time). The earlier run's iterations are
+	// overwritten: it must no longer be read.
+	Reuse []TraceArrays
 }
 
 // ReplicaRun is one replica's share of a run.
@@ -96,7 +103,12 @@ type ReplicaOutcome struct {
 	Outcome
 	Choices  []int        `json:"choices"` // per request, the replica it was sent to
 	Replicas []ReplicaRun `json:"replicas"`
+	traces   []TraceArrays
 }
+
+// TraceArrays returns the run's trace arrays, one per replica, for a later
+// run to reuse (Replicas.Reuse) once this one is no longer read.
+func (o *ReplicaOutcome) TraceArrays() []TraceArrays { return o.traces }
 
 // replicaLoad is what the router knows of one replica: when each request
 // was sent there, and (from its instance's events) when each finished.
@@ -160,6 +172,9 @@ func RunReplicas(c Replicas, reqs []Request) (*ReplicaOutcome, error) {
 			e.runHook = in.decodeRun
 		}
 		e.reserve(n/c.N + 16)
+		if cfg.Trace && k < len(c.Reuse) {
+			in.out.refill(c.Reuse[k])
+		}
 		ins[k] = in
 	}
 	order := make([]int, n)
@@ -238,6 +253,9 @@ func RunReplicas(c Replicas, reqs []Request) (*ReplicaOutcome, error) {
 			spec.Emitted += p.Emitted
 		}
 		in.out.close(in.e)
+		if cfg.Trace {
+			out.traces = append(out.traces, in.out.arrays)
+		}
 		rs := in.e.Results()
 		for j, i := range in.subs {
 			res[i] = rs[j]

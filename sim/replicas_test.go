@@ -67,6 +67,29 @@ func sessions4(t testing.TB) []Request {
 	return mustBuild(t, Conversations{Requests: 2000, Rate: 24, System: 500, Message: Uniform(100, 400), Output: Uniform(50, 250), Turns: 8, Think: 8, Seed: 11})
 }
 
+// TestReplicasReuseTraceArrays: a traced run that refills an earlier run's
+// arrays (a bigger run's, then a smaller one's, with fewer replicas than
+// arrays and more) records the same trace as one on new arrays.
+func TestReplicasReuseTraceArrays(t *testing.T) {
+	step := lectureStep(t)
+	cfg := Config{Step: step, Policy: Chunked{Budget: 1024}, Limits: engineLimits(t, step, true), Trace: true, RecordTokens: true}
+	var arrays []TraceArrays
+	for i, w := range []struct{ n, reqs, seed int }{{3, 400, 1}, {2, 150, 2}, {4, 300, 3}} {
+		reqs := mustBuild(t, Conversations{Requests: w.reqs, Rate: 30, System: 200, Message: Uniform(50, 300), Output: Uniform(10, 100), Turns: 3, Think: 4, Seed: uint64(w.seed)})
+		c := Replicas{Config: cfg, N: w.n, Route: RoutePrefixAware, Threshold: 4}
+		want := mustReplicas(t, c, reqs)
+		c.Reuse = arrays
+		got := mustReplicas(t, c, reqs)
+		if !reflect.DeepEqual(got.Replicas, want.Replicas) || !reflect.DeepEqual(got.Results, want.Results) {
+			t.Fatalf("run %d: the run on reused arrays differs from the one on new arrays", i)
+		}
+		arrays = got.TraceArrays()
+		if len(arrays) != w.n {
+			t.Fatalf("run %d: %d trace arrays for %d replicas", i, len(arrays), w.n)
+		}
+	}
+}
+
 // TestPrefixAwareRoutingBeatsRoundRobin is the routing target: 4
 // replicas, multi-turn sessions: routing each turn to the replica holding
 // its history beats spreading turns round-robin on hit ratio and TTFT

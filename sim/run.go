@@ -102,6 +102,20 @@ type Outcome struct {
 
 	items  []Item // every traced iteration's items, back to back (one allocation, not one per step)
 	counts []int  // items per traced iteration
+	arrays TraceArrays
+}
+
+// TraceArrays are one traced engine run's arrays (its steps, their items
+// and counts), kept for a later traced run to refill (see Replicas.Reuse).
+type TraceArrays struct {
+	its    []Iteration
+	items  []Item
+	counts []int
+}
+
+// refill makes o record its trace into a's arrays.
+func (o *Outcome) refill(a TraceArrays) {
+	o.Iterations, o.items, o.counts = a.its[:0], a.items[:0], a.counts[:0]
 }
 
 // record counts a step and, when tracing, keeps a copy of it.
@@ -142,6 +156,7 @@ func (o *Outcome) close(e *Engine) {
 		o.Iterations[i].Items = o.items[at : at+n : at+n]
 		at += n
 	}
+	o.arrays = TraceArrays{its: o.Iterations, items: o.items, counts: o.counts}
 	o.items, o.counts = nil, nil
 }
 

@@ -240,10 +240,16 @@ func start(s State, tokens bool) (*Job, error) {
 				c := *b.Replicas
 				c.Config = cfg
 				c.Config.Pause = pause
+				buf := s.Sess.takeBuffers()
+				c.Reuse = buf.replicas
 				ro, err := sim.RunReplicas(c, reqs)
 				if err != nil {
+					s.Sess.giveBack(buf)
 					return err
 				}
+				buf.replicas = ro.TraceArrays()
+				r.buf = buf
+				r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 				for _, rr := range ro.Replicas {
 					r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("replica %d", rr.Index+1), Iters: rr.Iterations, Requests: rr.Requests})
 				}
@@ -362,7 +368,7 @@ func (j *Job) Abandon() {
 		return
 	}
 	t := j.tr
-	t.r.State.Sess.giveBack(buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals, mem: t.buf.mem})
+	t.r.State.Sess.giveBack(buffers{its: t.its[:0], items: t.items[:0], offs: t.offs[:0], itl: t.x.itl[:0], gaps: t.e.Gaps()[:0], arrivals: t.buf.arrivals, mem: t.buf.mem, replicas: t.buf.replicas})
 	j.tr, j.done = nil, true
 }
 
@@ -443,7 +449,7 @@ func (t *tracer) end() {
 	r.Rows = []Row{{Name: r.Step.GPU.Name, Iters: its}}
 	r.Results, r.End, r.Truncated = results, e.Now(), e.Busy() || t.cut
 	r.Prefix, r.Spec = e.PrefixStats(), e.SpecStats()
-	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem}
+	r.buf = buffers{its: its, items: items, offs: offs, itl: r.ITL, gaps: r.gaps, arrivals: t.buf.arrivals, mem: t.buf.mem, replicas: t.buf.replicas}
 	r.recycle = func() { r.State.Sess.giveBack(r.buf) }
 }
 
@@ -505,6 +511,10 @@ type buffers struct {
 	itl      []GapAt
 	gaps     []sim.GapCount
 	arrivals []lab.Arrival // the lab's
+	// replicas are a routed run's traces, one per replica (see
+	// sim.Replicas.Reuse): tens of MB a run, most of its time in the
+	// browser when they were grown anew at each move.
+	replicas []sim.TraceArrays
 	// mem is the engine's own memory (sequences, queues, the results):
 	// the run's results live in it until the run is recycled.
 	mem *sim.Scratch
