@@ -51,14 +51,18 @@ func (a *App) tick() {
 	}
 	defer a.busy("a frame", true)()
 	a.trace("tick")
-	a.renderRest() // (before this frame's work: the canvas drew in the last frame)
+	presenting := a.sched.presenting
+	if !presenting {
+		a.renderRest() // (before this frame's work: the canvas drew in the last frame)
+	}
 	a.work(false)
 	a.sharpen()
 	a.tickEdge()
 	a.tickPlayback()
-	if !a.timelineDue() {
+	if !a.timelineDue() && !presenting {
 		a.pickBackground()
 	}
+	a.sched.presenting = false
 	// The address bar waits for a frame that neither began nor landed a
 	// re-simulation (history.replaceState took 10-30 ms of a big one's).
 	if a.sched.urlDirty && time.Since(a.sched.urlAt) > 250*time.Millisecond && !a.sched.simmed && !a.sched.landed && a.sched.rs == nil {

@@ -214,6 +214,7 @@ func (l *lecture) settingsChanged(s play.State) {
 		var t *play.StudyTable
 		s.Pause = l.rowPause(func() *play.StudyTable { return t })
 		t = l.ch.Study.NewTable(s)
+		t.Remember(l.cache) // (the rows the move left as they were are not run again)
 		l.study = t
 		return
 	}
@@ -342,14 +343,18 @@ func (l *lecture) tickStudy() bool {
 			added = true
 		}
 	}
-	if t != nil && t.Done == 0 && !t.Complete() {
-		// The first row is the move's answer: run at once, in this frame,
-		// with nothing in between (sliced, the frames between its slices
-		// took a slow laptop's main thread as long again).
+	if t != nil && t.Known() > 0 {
+		added = true
+	}
+	if t != nil && t.Ran == 0 && !t.Complete() {
+		// The first row to run is the move's answer: run at once, in this
+		// frame, with nothing in between (sliced, the frames between its
+		// slices took a slow laptop's main thread as long again).
 		l.rowSync = true
-		v, err := runRow(t.Rows[0].Run)
+		v, err := runRow(t.Rows[t.Done].Run)
 		l.rowSync = false
-		t.Put(0, v, err)
+		t.Put(t.Done, v, err)
+		t.Known()
 		added = true
 	}
 	if t == nil || !t.Complete() {
@@ -456,6 +461,9 @@ func (a *App) tickLecture(frame time.Time) {
 	}
 	if a.sched.paintWait {
 		return // what the table just showed is painted first, in this frame
+	}
+	if a.sched.presenting {
+		return // the canvas just drew: its picture reaches the screen first
 	}
 	defer func() {
 		if r := recover(); r != nil {

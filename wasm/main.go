@@ -93,8 +93,14 @@ type scheduler struct {
 	// restDue: a re-simulation landed and only its results were rendered;
 	// the other panels follow once the canvas has drawn it (restAt: when
 	// it landed, so that they never wait long for a canvas that does not draw).
-	restDue          bool
-	restAt           time.Time
+	restDue bool
+	restAt  time.Time
+	// presenting: the canvas drew a new run in the frame just ended; the
+	// frame after it does no work that can wait (the other panels, the
+	// chapter's next rows, the background figures), so the browser puts
+	// the picture on the screen first (in software GL that frame was seen
+	// to take the canvas 30-60 ms later when it ran a table's rows).
+	presenting       bool
 	paintFn, afterFn js.Func
 	frameAt          time.Time // when this frame's work began (tick ends a frame)
 	eventAt          time.Time // when the event being handled came (zero: none)
@@ -483,6 +489,9 @@ func (a *App) work(now bool) {
 	for _, f := range q {
 		a.guard("a queued change", f)
 	}
+	if now && len(q) > 0 {
+		a.sched.presenting = false // a change came: the picture drawn is old already
+	}
 	// A chapter's table comes first; the timeline re-simulates once it is
 	// shown (in the same frame if that leaves room, else the next).
 	a.tickLecture(a.sched.frameAt)
@@ -540,6 +549,9 @@ func (g *game) Draw(screen *ebiten.Image) {
 			// The parent page's clock starts at its navigation: this is the time to the first frame.
 			a.pg.win.Set("servelabFirstFrameMs", a.pg.win.Get("performance").Call("now"))
 			a.mark("drawn")
+		}
+		if a.tl.drawnGen != a.s.gen {
+			a.sched.presenting = true
 		}
 		a.tl.drawnGen = a.s.gen
 		if el := a.pg.own.Call("getElementById", "labels"); !el.IsNull() {
