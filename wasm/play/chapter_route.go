@@ -25,7 +25,9 @@ func init() {
 					if st.Stale > 0 {
 						key, args = "row.route.stale", []any{T(s.Lang, "route."+string(st.Route)), st.Stale * 1e3}
 					}
-					rows = append(rows, StudyRow{Key: key, Args: args,
+					y := x // the experiment the row runs: its figures' one dependence
+					y.Route, y.RouteStale = string(st.Route), st.Stale
+					rows = append(rows, StudyRow{Key: key, Args: args, Memo: "route|" + y.Query(),
 						Pick: fmt.Sprintf("route=%s&stale=%s", st.Route, FormatNum(st.Stale*1e3)),
 						Run: func() (map[string]float64, error) {
 							r, err := course.RouteOne(x, st.Route, st.Stale)

@@ -22,7 +22,7 @@ func init() {
 				var rows []StudyRow
 				for _, rate := range specRates {
 					x := s.Experiment
-					rows = append(rows, StudyRow{Key: "row.spec.rate", Args: []any{rate}, Pick: "rate=" + FormatNum(rate),
+					rows = append(rows, StudyRow{Key: "row.spec.rate", Args: []any{rate}, Pick: "rate=" + FormatNum(rate), Memo: fmt.Sprintf("spec|%g|%s", rate, x.Query()),
 						Run: func() (map[string]float64, error) {
 							t, err := course.Speculative(x, []float64{rate})
 							if err != nil {

@@ -125,12 +125,14 @@ func RunLecture(s State, c *LectureCache) (*lecture.Interference, error) {
 // the lab's runs (its unchunked side does not read the chunk budget).
 // It is bounded: past its size the oldest entries go.
 type LectureCache struct {
-	jobs  map[jobKey]any
-	order []jobKey    // oldest first
-	labs  []*SimRun   // oldest first
-	keys  []string    // labs[i]'s labKey
-	Hits  int         // jobs and lab sides answered from the cache (for tests and notes)
-	mem   sim.Scratch // what the jobs, run one at a time, reuse
+	jobs     map[jobKey]any
+	order    []jobKey                      // oldest first
+	labs     []*SimRun                     // oldest first
+	keys     []string                      // labs[i]'s labKey
+	Hits     int                           // jobs, lab sides and study rows answered from the cache (for tests and notes)
+	mem      sim.Scratch                   // what the jobs, run one at a time, reuse
+	rows     map[string]map[string]float64 // study rows' figures by memo key (see StudyTable.Remember)
+	rowOrder []string                      // oldest first
 }
 
 // Sizes of the cache: a job's result is a row (its key, with the step
@@ -139,6 +141,7 @@ type LectureCache struct {
 // is kept: the shown pair and one more (a budget moved back) are enough.
 const (
 	maxCachedJobs = 512
+	maxCachedRows = 512
 	maxCachedLabs = 3
 )
 
@@ -183,6 +186,33 @@ func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
 		c.order = c.order[1:]
 	}
 	return false, nil
+}
+
+// studyRow is the figures kept under memo key k.
+func (c *LectureCache) studyRow(k string) (map[string]float64, bool) {
+	if c == nil || k == "" {
+		return nil, false
+	}
+	v, ok := c.rows[k]
+	return v, ok
+}
+
+// keepStudyRow keeps a study row's figures under memo key k.
+func (c *LectureCache) keepStudyRow(k string, v map[string]float64) {
+	if c == nil {
+		return
+	}
+	if c.rows == nil {
+		c.rows = map[string]map[string]float64{}
+	}
+	if _, dup := c.rows[k]; !dup {
+		c.rowOrder = append(c.rowOrder, k)
+	}
+	c.rows[k] = v
+	for len(c.rowOrder) > maxCachedRows {
+		delete(c.rows, c.rowOrder[0])
+		c.rowOrder = c.rowOrder[1:]
+	}
 }
 
 // Has reports whether the cache holds j's result (RunJob would not run it).

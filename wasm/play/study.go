@@ -35,6 +35,11 @@ type StudyRow struct {
 	Args []any
 	Run  func() (map[string]float64, error)
 	Pick string
+	// Memo names the row's run, everything its figures depend on (say the
+	// query of the experiment it runs): two rows of one Memo have the same
+	// figures, and a table that remembers (StudyTable.Remember) runs only
+	// the first. "" for a row never taken from memory.
+	Memo string
 }
 
 // StudyCol is one figure of a row: its name (catalogue key "col.KEY") and
@@ -52,11 +57,15 @@ type StudyTable struct {
 	Vals  [][]float64
 	Done  int // rows computed, in order
 	Err   error
+	// Ran is the rows actually run (not taken from memory).
+	Ran  int
+	memo *LectureCache
+	gen  int // the session's files when made (an upload can change any run)
 }
 
 // NewTable is st's empty table at s.
 func (st *Study) NewTable(s State) *StudyTable {
-	t := &StudyTable{Study: st, Rows: st.Rows(s)}
+	t := &StudyTable{Study: st, Rows: st.Rows(s), gen: s.Sess.FilesGen()}
 	t.Vals = make([][]float64, len(t.Rows))
 	for i := range t.Vals {
 		t.Vals[i] = make([]float64, len(st.Cols))
@@ -70,13 +79,42 @@ func (st *Study) NewTable(s State) *StudyTable {
 // Complete reports whether every row has its figures (or a row failed).
 func (t *StudyTable) Complete() bool { return t.Err != nil || t.Done >= len(t.Rows) }
 
-// Next computes the next row.
+// Next computes the next row (from memory when it can).
 func (t *StudyTable) Next() {
-	if t.Complete() {
+	if t.Known() > 0 || t.Complete() {
 		return
 	}
 	v, err := t.Rows[t.Done].Run()
 	t.Put(t.Done, v, err)
+}
+
+// Remember makes t keep each row's figures in c, and take from c those of
+// a row run before (by its Memo): a slider that moves one row's setting
+// (the routing chapter's staleness) then reruns that row alone.
+func (t *StudyTable) Remember(c *LectureCache) { t.memo = c }
+
+// memoKey is row i's key in memory ("": none).
+func (t *StudyTable) memoKey(i int) string {
+	if t.memo == nil || t.Rows[i].Memo == "" {
+		return ""
+	}
+	return fmt.Sprintf("%d|%s", t.gen, t.Rows[i].Memo)
+}
+
+// Known puts the next rows whose figures memory holds and reports how many.
+func (t *StudyTable) Known() int {
+	n := 0
+	for !t.Complete() {
+		k := t.memoKey(t.Done)
+		v, ok := t.memo.studyRow(k)
+		if k == "" || !ok {
+			break
+		}
+		t.memo.Hits++
+		t.put(t.Done, v)
+		n++
+	}
+	return n
 }
 
 // Put records row i's figures, or the error that ends the table; a row
@@ -91,6 +129,15 @@ func (t *StudyTable) Put(i int, v map[string]float64, err error) {
 		t.Err = err
 		return
 	}
+	t.Ran++
+	if k := t.memoKey(i); k != "" {
+		t.memo.keepStudyRow(k, v)
+	}
+	t.put(i, v)
+}
+
+// put records row i's figures (the next row's).
+func (t *StudyTable) put(i int, v map[string]float64) {
 	for j, c := range t.Study.Cols {
 		if x, ok := v[c.Key]; ok {
 			t.Vals[i][j] = x

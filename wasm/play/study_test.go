@@ -47,3 +47,50 @@ func TestStudyTableOverTheLast(t *testing.T) {
 		t.Error("a complete table is not shown as it is")
 	}
 }
+
+// TestStudyRowsRemembered: moving the routing chapter's staleness reruns
+// only the stale row; the others come from memory with the figures a
+// fresh table computes, and a table made again at the first settings runs
+// nothing. (The page's table then answers a move in one row's time.)
+func TestStudyRowsRemembered(t *testing.T) {
+	ch, _, _ := ChapterByID("route")
+	s, _ := ParseQuery("chapter=route&preset=" + ch.Preset)
+	c := &LectureCache{}
+	first := ch.Study.NewTable(s)
+	first.Remember(c)
+	if err := first.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if first.Ran != len(first.Rows) {
+		t.Fatalf("the first table ran %d of %d rows", first.Ran, len(first.Rows))
+	}
+	moved := s.Clone()
+	moved.SetNum("stale", 900)
+	got := ch.Study.NewTable(moved)
+	got.Remember(c)
+	if err := got.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	want := ch.Study.NewTable(moved)
+	if err := want.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Ran != 1 {
+		t.Errorf("a staleness move ran %d rows, want 1 (the stale row)", got.Ran)
+	}
+	for i := range want.Vals {
+		for j := range want.Vals[i] {
+			if got.Vals[i][j] != want.Vals[i][j] {
+				t.Errorf("row %d col %d: %g from memory, %g computed", i, j, got.Vals[i][j], want.Vals[i][j])
+			}
+		}
+	}
+	if last := want.Vals[len(want.Vals)-1]; last[0] == first.Vals[len(first.Vals)-1][0] && last[3] == first.Vals[len(first.Vals)-1][3] {
+		t.Error("the stale row's figures did not change with the staleness: the test moves nothing")
+	}
+	again := ch.Study.NewTable(s)
+	again.Remember(c)
+	if err := again.Fill(); err != nil || again.Ran != 0 {
+		t.Errorf("the first settings again ran %d rows (err %v), want 0", again.Ran, err)
+	}
+}
