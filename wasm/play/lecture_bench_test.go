@@ -20,11 +20,12 @@ func BenchmarkChapterMoves(b *testing.B) {
 		{"demo3", "slotpot", []float64{20, 15, 25, 12, 18, 15}},
 		{"demo4", "rate", []float64{35, 40, 45, 30, 38, 42}},
 		{"lab", "budget", []float64{1024, 2048, 512, 4096, 1536, 2048}},
+		{"lab", "long", []float64{32512, 31488, 33024, 30976, 33536, 32000}},
 	}
 	for _, m := range moves {
 		ch, _, _ := ChapterByID(m.chapter)
 		open, _ := ParseQuery("chapter=" + ch.ID + "&preset=" + ch.Preset)
-		b.Run(m.chapter, func(b *testing.B) {
+		b.Run(m.chapter+"-"+m.key, func(b *testing.B) {
 			var all, fresh []float64
 			for b.Loop() {
 				c := &LectureCache{}
