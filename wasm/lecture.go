@@ -351,7 +351,8 @@ func (l *lecture) tickStudy() bool {
 		// frame, with nothing in between (sliced, the frames between its
 		// slices took a slow laptop's main thread as long again).
 		l.rowSync = true
-		v, err := runRow(t.Rows[t.Done].Run)
+		row := t.Rows[t.Done].Run
+		v, err := runRow(func() (map[string]float64, error) { return row(t.Memory()) })
 		l.rowSync = false
 		t.Put(t.Done, v, err)
 		t.Known()
@@ -375,8 +376,9 @@ func (l *lecture) startRow(t *play.StudyTable) {
 	r := &studyRun{t: t, i: t.Done}
 	l.row = r
 	run := t.Rows[r.i].Run
+	m := t.Memory()
 	go func() {
-		v, err := runRow(run)
+		v, err := runRow(func() (map[string]float64, error) { return run(m) })
 		a := l.app
 		a.postNow("a chapter's row", func() { r.v, r.err, r.done = v, err, true })
 		a.workNow()

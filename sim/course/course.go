@@ -231,6 +231,36 @@ func RouteOne(x scenario.Experiment, route sim.Route, stale float64) (RouteRow, 
 	return row, nil
 }
 
+// SpecSide is one side of the speculation chapter's row at rate: x's run
+// without (on false) or with its speculative decoding, its P50 TPOT and
+// output throughput. The side without is NoSpec(x)'s run, whatever x's
+// drafts and acceptance, so a page may keep it while those move.
+func SpecSide(x scenario.Experiment, rate float64, on bool) (tpot, throughput float64, err error) {
+	if !on {
+		x = NoSpec(x)
+	}
+	b, err := x.Build()
+	if err != nil {
+		return 0, 0, err
+	}
+	reqs, err := x.RequestsAt(rate)
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := sim.Run(b.Config, reqs)
+	if err != nil {
+		return 0, 0, err
+	}
+	s := out.Summary()
+	return s.TPOTP50, s.Throughput, nil
+}
+
+// NoSpec is x without speculative decoding (every setting of it cleared).
+func NoSpec(x scenario.Experiment) scenario.Experiment {
+	x.SpecTokens, x.SpecAccept, x.SpecAcceptList, x.SpecDraft, x.SpecDraftCost = 0, 0, "", "", 0
+	return x
+}
+
 // SpecRow is one arrival rate of the speculation chapter, run without and
 // with x's speculative decoding.
 type SpecRow struct {
@@ -267,26 +297,12 @@ func Speculative(x scenario.Experiment, rates []float64) (*SpecTable, error) {
 	}
 	t := &SpecTable{Expected: b.Config.Spec.ExpectedTokens(), Crossover: -1}
 	for _, rate := range rates {
-		reqs, err := x.RequestsAt(rate)
-		if err != nil {
+		row := SpecRow{Rate: rate}
+		if row.TPOTOff, row.ThroughputOff, err = SpecSide(x, rate, false); err != nil {
 			return nil, err
 		}
-		row := SpecRow{Rate: rate}
-		for _, on := range []bool{false, true} {
-			cfg := b.Config
-			if !on {
-				cfg.Spec = sim.Speculation{}
-			}
-			out, err := sim.Run(cfg, reqs)
-			if err != nil {
-				return nil, err
-			}
-			s := out.Summary()
-			if on {
-				row.TPOTOn, row.ThroughputOn = s.TPOTP50, s.Throughput
-			} else {
-				row.TPOTOff, row.ThroughputOff = s.TPOTP50, s.Throughput
-			}
+		if row.TPOTOn, row.ThroughputOn, err = SpecSide(x, rate, true); err != nil {
+			return nil, err
 		}
 		if row.TPOTOn > 0 {
 			row.SpeedUp = row.TPOTOff / row.TPOTOn

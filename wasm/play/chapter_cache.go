@@ -22,7 +22,7 @@ func init() {
 				for _, out := range cacheOutputs {
 					x := s.Experiment
 					x.Requests = min(x.Requests, cacheRequests)
-					rows = append(rows, StudyRow{Key: "row.cache.out", Args: []any{out}, Memo: fmt.Sprintf("cache|%d|%s", out, x.Query()), Run: func() (map[string]float64, error) {
+					rows = append(rows, StudyRow{Key: "row.cache.out", Args: []any{out}, Memo: fmt.Sprintf("cache|%d|%s", out, x.Query()), Run: func(*LectureCache) (map[string]float64, error) {
 						t, err := course.Prefix(x, []int{out}, cacheConcurrency)
 						if err != nil {
 							return nil, err

@@ -29,7 +29,7 @@ func init() {
 					y.Route, y.RouteStale = string(st.Route), st.Stale
 					rows = append(rows, StudyRow{Key: key, Args: args, Memo: "route|" + y.Query(),
 						Pick: fmt.Sprintf("route=%s&stale=%s", st.Route, FormatNum(st.Stale*1e3)),
-						Run: func() (map[string]float64, error) {
+						Run: func(*LectureCache) (map[string]float64, error) {
 							r, err := course.RouteOne(x, st.Route, st.Stale)
 							if err != nil {
 								return nil, err

@@ -22,15 +22,26 @@ func init() {
 				var rows []StudyRow
 				for _, rate := range specRates {
 					x := s.Experiment
+					off := course.NoSpec(x) // the side the drafts' sliders leave as it was
+					offKey := fmt.Sprintf("%d|spec-off|%g|%s", s.Sess.FilesGen(), rate, off.Query())
 					rows = append(rows, StudyRow{Key: "row.spec.rate", Args: []any{rate}, Pick: "rate=" + FormatNum(rate), Memo: fmt.Sprintf("spec|%g|%s", rate, x.Query()),
-						Run: func() (map[string]float64, error) {
-							t, err := course.Speculative(x, []float64{rate})
+						Run: func(m *LectureCache) (map[string]float64, error) {
+							o, err := m.Figures(offKey, func() (map[string]float64, error) {
+								tpot, tput, err := course.SpecSide(x, rate, false)
+								return map[string]float64{"tpotoff": tpot, "tputoff": tput}, err
+							})
 							if err != nil {
 								return nil, err
 							}
-							r := t.Rows[0]
-							return map[string]float64{"tpotoff": r.TPOTOff, "tpoton": r.TPOTOn, "speedup": r.SpeedUp,
-								"tputoff": r.ThroughputOff, "tputon": r.ThroughputOn}, nil
+							tpot, tput, err := course.SpecSide(x, rate, true)
+							if err != nil {
+								return nil, err
+							}
+							v := map[string]float64{"tpotoff": o["tpotoff"], "tputoff": o["tputoff"], "tpoton": tpot, "tputon": tput, "speedup": 0}
+							if tpot > 0 { // (course.Speculative's speed-up)
+								v["speedup"] = o["tpotoff"] / tpot
+							}
+							return v, nil
 						}})
 				}
 				return rows

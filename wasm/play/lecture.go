@@ -197,6 +197,20 @@ func (c *LectureCache) studyRow(k string) (map[string]float64, bool) {
 	return v, ok
 }
 
+// Figures is the figures kept under key, else f's, kept when f succeeds
+// (a nil cache only calls f). key must name everything f reads.
+func (c *LectureCache) Figures(key string, f func() (map[string]float64, error)) (map[string]float64, error) {
+	if v, ok := c.studyRow(key); ok {
+		c.Hits++
+		return v, nil
+	}
+	v, err := f()
+	if err == nil {
+		c.keepStudyRow(key, v)
+	}
+	return v, err
+}
+
 // keepStudyRow keeps a study row's figures under memo key k.
 func (c *LectureCache) keepStudyRow(k string, v map[string]float64) {
 	if c == nil {

@@ -33,7 +33,10 @@ type Study struct {
 type StudyRow struct {
 	Key  string
 	Args []any
-	Run  func() (map[string]float64, error)
+	// Run computes the row's figures; m (nil: none) keeps figures across
+	// tables, for a row made of runs of which some did not change (see
+	// LectureCache.Figures).
+	Run  func(m *LectureCache) (map[string]float64, error)
 	Pick string
 	// Memo names the row's run, everything its figures depend on (say the
 	// query of the experiment it runs): two rows of one Memo have the same
@@ -84,7 +87,7 @@ func (t *StudyTable) Next() {
 	if t.Known() > 0 || t.Complete() {
 		return
 	}
-	v, err := t.Rows[t.Done].Run()
+	v, err := t.Rows[t.Done].Run(t.memo)
 	t.Put(t.Done, v, err)
 }
 
@@ -92,6 +95,9 @@ func (t *StudyTable) Next() {
 // a row run before (by its Memo): a slider that moves one row's setting
 // (the routing chapter's staleness) then reruns that row alone.
 func (t *StudyTable) Remember(c *LectureCache) { t.memo = c }
+
+// Memory is what t remembers in (nil: nothing), for its rows' Run.
+func (t *StudyTable) Memory() *LectureCache { return t.memo }
 
 // memoKey is row i's key in memory ("": none).
 func (t *StudyTable) memoKey(i int) string {

@@ -11,7 +11,7 @@ import (
 func TestStudyTableOverTheLast(t *testing.T) {
 	st := &Study{Cols: []StudyCol{{Key: "x"}}}
 	row := func(key string, arg int, v float64) StudyRow {
-		return StudyRow{Key: key, Args: []any{arg}, Run: func() (map[string]float64, error) { return map[string]float64{"x": v}, nil }}
+		return StudyRow{Key: key, Args: []any{arg}, Run: func(*LectureCache) (map[string]float64, error) { return map[string]float64{"x": v}, nil }}
 	}
 	table := func(rows ...StudyRow) *StudyTable {
 		tb := &StudyTable{Study: st, Rows: rows, Vals: make([][]float64, len(rows))}
@@ -92,5 +92,43 @@ func TestStudyRowsRemembered(t *testing.T) {
 	again.Remember(c)
 	if err := again.Fill(); err != nil || again.Ran != 0 {
 		t.Errorf("the first settings again ran %d rows (err %v), want 0", again.Ran, err)
+	}
+}
+
+// TestSpecOffSideRemembered: moving the speculation chapter's acceptance
+// reruns only the runs with speculation; the runs without come from
+// memory, and the table equals one computed afresh.
+func TestSpecOffSideRemembered(t *testing.T) {
+	ch, _, _ := ChapterByID("spec")
+	s, _ := ParseQuery("chapter=spec&preset=" + ch.Preset)
+	c := &LectureCache{}
+	first := ch.Study.NewTable(s)
+	first.Remember(c)
+	if err := first.Fill(); err != nil || c.Hits != 0 {
+		t.Fatalf("the first table: err %v, %d hits, want none", err, c.Hits)
+	}
+	moved := s.Clone()
+	moved.SetNum("spa", 0.8)
+	got := ch.Study.NewTable(moved)
+	got.Remember(c)
+	if err := got.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	want := ch.Study.NewTable(moved)
+	if err := want.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Hits != len(got.Rows) || got.Ran != len(got.Rows) {
+		t.Errorf("an acceptance move: %d hits, %d rows run; want the %d runs without speculation from memory and every row run", c.Hits, got.Ran, len(got.Rows))
+	}
+	for i := range want.Vals {
+		for j := range want.Vals[i] {
+			if got.Vals[i][j] != want.Vals[i][j] {
+				t.Errorf("row %d col %d: %g with memory, %g computed", i, j, got.Vals[i][j], want.Vals[i][j])
+			}
+		}
+		if want.Vals[i][1] == first.Vals[i][1] {
+			t.Errorf("row %d: TPOT with speculation did not move with the acceptance: the test moves nothing", i)
+		}
 	}
 }
