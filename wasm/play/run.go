@@ -187,8 +187,6 @@ func start(s State, tokens bool) (*Job, error) {
 		// Each lab step carries at most one item per stream and long prompt.
 		cfg.Limits.MaxIterations = min(MaxIterations, MaxTraceItems/(w.ShortConcurrency+w.LongCount))
 		buf := s.Sess.takeBuffers()
-		steps := labSteps(step, w, cfg.Limits.MaxIterations)
-		buf.reserve(min(steps*w.ShortConcurrency+1024, MaxTraceItems+1), steps)
 		l, err := sim.NewLab(cfg, w, buf.arrivals)
 		if err != nil {
 			return nil, err
@@ -479,24 +477,6 @@ func expectedSteps(step sim.StepModel, horizon float64, items int) int {
 	n := min(items, MaxIterations+1)
 	if shortest := step.Decode(1, 1).Seconds; shortest > 0 && horizon/shortest < float64(n) {
 		n = min(n, int(horizon/shortest)+1024)
-	}
-	return n
-}
-
-// labSteps is about the steps a lab run of w takes (reserve adds a
-// quarter): its duration over a decode step of all its streams at their
-// mean context, never more than limit. Grown by appends from
-// nothing, a lab run's trace was copied at every doubling: in the browser
-// three quarters of the lab chapter's time went to those copies.
-func labSteps(step sim.StepModel, w sim.LabWorkload, limit int) int {
-	c := w.ShortConcurrency
-	d := step.Decode(c, c*(w.ShortInputLen+w.ShortOutputLen/2)).Seconds
-	n := 1 << 16
-	if d > 0 {
-		n = int(w.Duration/d) + 512
-	}
-	if limit > 0 {
-		n = min(n, limit)
 	}
 	return n
 }
