@@ -131,8 +131,8 @@ type LectureCache struct {
 	keys     []string                      // labs[i]'s labKey
 	Hits     int                           // jobs, lab sides and study rows answered from the cache (for tests and notes)
 	mem      sim.Scratch                   // what the jobs, run one at a time, reuse
-	rows     map[string]map[string]float64 // study rows' figures by memo key (see StudyTable.Remember)
-	rowOrder []string                      // oldest first
+	figs     map[string]map[string]float64 // study rows' and their runs' figures by memo key (see StudyTable.Remember, Figures)
+	figOrder []string                      // oldest first
 }
 
 // Sizes of the cache: a job's result is a row (its key, with the step
@@ -141,7 +141,7 @@ type LectureCache struct {
 // is kept: the shown pair and one more (a budget moved back) are enough.
 const (
 	maxCachedJobs = 512
-	maxCachedRows = 512
+	maxCachedFigs = 512
 	maxCachedLabs = 3
 )
 
@@ -188,44 +188,45 @@ func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
 	return false, nil
 }
 
-// studyRow is the figures kept under memo key k.
-func (c *LectureCache) studyRow(k string) (map[string]float64, bool) {
+// figures is the figures kept under memo key k (a study row's or a run's).
+func (c *LectureCache) figures(k string) (map[string]float64, bool) {
 	if c == nil || k == "" {
 		return nil, false
 	}
-	v, ok := c.rows[k]
+	v, ok := c.figs[k]
 	return v, ok
 }
 
 // Figures is the figures kept under key, else f's, kept when f succeeds
-// (a nil cache only calls f). key must name everything f reads.
+// (a nil cache only calls f). key must name everything f reads, the
+// session's files (FilesGen) included.
 func (c *LectureCache) Figures(key string, f func() (map[string]float64, error)) (map[string]float64, error) {
-	if v, ok := c.studyRow(key); ok {
+	if v, ok := c.figures(key); ok {
 		c.Hits++
 		return v, nil
 	}
 	v, err := f()
 	if err == nil {
-		c.keepStudyRow(key, v)
+		c.keepFigures(key, v)
 	}
 	return v, err
 }
 
-// keepStudyRow keeps a study row's figures under memo key k.
-func (c *LectureCache) keepStudyRow(k string, v map[string]float64) {
+// keepFigures keeps figures under memo key k.
+func (c *LectureCache) keepFigures(k string, v map[string]float64) {
 	if c == nil {
 		return
 	}
-	if c.rows == nil {
-		c.rows = map[string]map[string]float64{}
+	if c.figs == nil {
+		c.figs = map[string]map[string]float64{}
 	}
-	if _, dup := c.rows[k]; !dup {
-		c.rowOrder = append(c.rowOrder, k)
+	if _, dup := c.figs[k]; !dup {
+		c.figOrder = append(c.figOrder, k)
 	}
-	c.rows[k] = v
-	for len(c.rowOrder) > maxCachedRows {
-		delete(c.rows, c.rowOrder[0])
-		c.rowOrder = c.rowOrder[1:]
+	c.figs[k] = v
+	for len(c.figOrder) > maxCachedFigs {
+		delete(c.figs, c.figOrder[0])
+		c.figOrder = c.figOrder[1:]
 	}
 }
 

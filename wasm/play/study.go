@@ -112,7 +112,7 @@ func (t *StudyTable) Known() int {
 	n := 0
 	for !t.Complete() {
 		k := t.memoKey(t.Done)
-		v, ok := t.memo.studyRow(k)
+		v, ok := t.memo.figures(k)
 		if k == "" || !ok {
 			break
 		}
@@ -137,7 +137,7 @@ func (t *StudyTable) Put(i int, v map[string]float64, err error) {
 	}
 	t.Ran++
 	if k := t.memoKey(i); k != "" {
-		t.memo.keepStudyRow(k, v)
+		t.memo.keepFigures(k, v)
 	}
 	t.put(i, v)
 }
