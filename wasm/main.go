@@ -550,8 +550,8 @@ func (g *game) Draw(screen *ebiten.Image) {
 			a.pg.win.Set("servelabFirstFrameMs", a.pg.win.Get("performance").Call("now"))
 			a.mark("drawn")
 		}
-		if a.tl.drawnGen != a.s.gen {
-			a.sched.presenting = true
+		if a.tl.drawnGen != a.s.gen && a.tl.drawnGen != 0 {
+			a.sched.presenting = true // (not the first: the page's panels fill at once on load)
 		}
 		a.tl.drawnGen = a.s.gen
 		if el := a.pg.own.Call("getElementById", "labels"); !el.IsNull() {

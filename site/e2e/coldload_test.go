@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -51,11 +52,22 @@ func slowConnection(t testing.TB, ctx context.Context) {
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+	if _, err := chromedp.Call(ctx, emulateByRule, byRuleParams{
 		MatchedNetworkConditions: []*network.Conditions{{Latency: slowLatencyMs, DownloadThroughput: slowBytesPerS, UploadThroughput: slowBytesPerS}}}); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// byRuleParams are Network.emulateNetworkConditionsByRule's parameters as
+// Debian's Chromium 148 takes them: it refuses the call ("Invalid
+// parameters") without a top-level offline flag, which cdproto v0.159.0's
+// EmulateNetworkConditionsByRuleParams does not have.
+type byRuleParams struct {
+	Offline                  bool                  `json:"offline"`
+	MatchedNetworkConditions []*network.Conditions `json:"matchedNetworkConditions"`
+}
+
+var emulateByRule = cdp.Command[byRuleParams, network.EmulateNetworkConditionsByRuleResult]{Method: network.CommandEmulateNetworkConditionsByRule}
 
 // TestColdLoadShowsTheChapterBeforeTheWasm opens the course's first chapter
 // (where the bare page's "start here" card leads) cold on a student's connection: the first chapter's text and demo 1's table are on
