@@ -351,8 +351,7 @@ func (l *lecture) tickStudy() bool {
 		// frame, with nothing in between (sliced, the frames between its
 		// slices took a slow laptop's main thread as long again).
 		l.rowSync = true
-		row := t.Rows[t.Done].Run
-		v, err := runRow(func() (map[string]float64, error) { return row(t.Memory()) })
+		v, err := runRow(t, t.Done)
 		l.rowSync = false
 		t.Put(t.Done, v, err)
 		t.Known()
@@ -375,24 +374,22 @@ func (l *lecture) tickStudy() bool {
 func (l *lecture) startRow(t *play.StudyTable) {
 	r := &studyRun{t: t, i: t.Done}
 	l.row = r
-	run := t.Rows[r.i].Run
-	m := t.Memory()
 	go func() {
-		v, err := runRow(func() (map[string]float64, error) { return run(m) })
+		v, err := runRow(t, r.i)
 		a := l.app
 		a.postNow("a chapter's row", func() { r.v, r.err, r.done = v, err, true })
 		a.workNow()
 	}()
 }
 
-// runRow runs a study row, a panic its error.
-func runRow(run func() (map[string]float64, error)) (v map[string]float64, err error) {
+// runRow runs t's row i, a panic its error.
+func runRow(t *play.StudyTable, i int) (v map[string]float64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	return run()
+	return t.Run(i)
 }
 
 // rowPause is the Pause of the runs of the table that table returns (a

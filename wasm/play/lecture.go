@@ -125,14 +125,42 @@ func RunLecture(s State, c *LectureCache) (*lecture.Interference, error) {
 // the lab's runs (its unchunked side does not read the chunk budget).
 // It is bounded: past its size the oldest entries go.
 type LectureCache struct {
-	jobs     map[jobKey]any
-	order    []jobKey                      // oldest first
-	labs     []*SimRun                     // oldest first
-	keys     []string                      // labs[i]'s labKey
-	Hits     int                           // jobs, lab sides and study rows answered from the cache (for tests and notes)
-	mem      sim.Scratch                   // what the jobs, run one at a time, reuse
-	figs     map[string]map[string]float64 // study rows' and their runs' figures by memo key (see StudyTable.Remember, Figures)
-	figOrder []string                      // oldest first
+	jobs kept[jobKey, any]
+	labs []*SimRun   // oldest first
+	keys []string    // labs[i]'s labKey
+	Hits int         // jobs, lab sides and study rows answered from the cache (for tests and notes)
+	mem  sim.Scratch // what the jobs, run one at a time, reuse
+	// figs are study rows' and their runs' figures by memo key (see
+	// StudyTable.Remember, Figures).
+	figs kept[string, map[string]float64]
+}
+
+// kept is a map that keeps its newest entries: past its bound, the one
+// entered first goes. (Every collection marks what a cache keeps.)
+type kept[K comparable, V any] struct {
+	m     map[K]V
+	order []K // oldest first
+}
+
+// get is k's value, if kept.
+func (b *kept[K, V]) get(k K) (V, bool) {
+	v, ok := b.m[k]
+	return v, ok
+}
+
+// put keeps v under k, and at most max entries.
+func (b *kept[K, V]) put(k K, v V, max int) {
+	if b.m == nil {
+		b.m = map[K]V{}
+	}
+	if _, dup := b.m[k]; !dup {
+		b.order = append(b.order, k)
+	}
+	b.m[k] = v
+	for len(b.order) > max {
+		delete(b.m, b.order[0])
+		b.order = b.order[1:]
+	}
 }
 
 // Sizes of the cache: a job's result is a row (its key, with the step
@@ -163,7 +191,7 @@ func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
 		return false, j.Run(&c.mem)
 	}
 	k := jobKey{l, j.Key}
-	if v, ok := c.jobs[k]; ok && setSlot(j.Out, v) {
+	if v, ok := c.jobs.get(k); ok && setSlot(j.Out, v) {
 		c.Hits++
 		return true, nil
 	}
@@ -174,17 +202,7 @@ func (c *LectureCache) RunJob(l lecture.Lecture, j lecture.Job) (bool, error) {
 	if !ok {
 		return false, nil // a slot of a kind this cache does not know: not kept
 	}
-	if c.jobs == nil {
-		c.jobs = map[jobKey]any{}
-	}
-	if _, dup := c.jobs[k]; !dup {
-		c.order = append(c.order, k)
-	}
-	c.jobs[k] = v
-	for len(c.order) > maxCachedJobs {
-		delete(c.jobs, c.order[0])
-		c.order = c.order[1:]
-	}
+	c.jobs.put(k, v, maxCachedJobs)
 	return false, nil
 }
 
@@ -193,8 +211,7 @@ func (c *LectureCache) figures(k string) (map[string]float64, bool) {
 	if c == nil || k == "" {
 		return nil, false
 	}
-	v, ok := c.figs[k]
-	return v, ok
+	return c.figs.get(k)
 }
 
 // Figures is the figures kept under key, else f's, kept when f succeeds
@@ -214,19 +231,8 @@ func (c *LectureCache) Figures(key string, f func() (map[string]float64, error))
 
 // keepFigures keeps figures under memo key k.
 func (c *LectureCache) keepFigures(k string, v map[string]float64) {
-	if c == nil {
-		return
-	}
-	if c.figs == nil {
-		c.figs = map[string]map[string]float64{}
-	}
-	if _, dup := c.figs[k]; !dup {
-		c.figOrder = append(c.figOrder, k)
-	}
-	c.figs[k] = v
-	for len(c.figOrder) > maxCachedFigs {
-		delete(c.figs, c.figOrder[0])
-		c.figOrder = c.figOrder[1:]
+	if c != nil {
+		c.figs.put(k, v, maxCachedFigs)
 	}
 }
 
@@ -235,7 +241,7 @@ func (c *LectureCache) Has(l lecture.Lecture, j lecture.Job) bool {
 	if c == nil || j.Key.Kind == "" {
 		return false
 	}
-	_, ok := c.jobs[jobKey{l, j.Key}]
+	_, ok := c.jobs.get(jobKey{l, j.Key})
 	return ok
 }
 

@@ -129,8 +129,8 @@ func TestLectureCacheIsBounded(t *testing.T) {
 	for i := 0; i < maxCachedJobs+100; i++ {
 		c.RunJob(lecture.Lecture{}, job(i))
 	}
-	if len(c.jobs) != maxCachedJobs || len(c.order) != maxCachedJobs {
-		t.Fatalf("the cache holds %d results (%d in order), want at most %d", len(c.jobs), len(c.order), maxCachedJobs)
+	if len(c.jobs.m) != maxCachedJobs || len(c.jobs.order) != maxCachedJobs {
+		t.Fatalf("the cache holds %d results (%d in order), want at most %d", len(c.jobs.m), len(c.jobs.order), maxCachedJobs)
 	}
 	runs = 0
 	newest, oldest := job(maxCachedJobs+99), job(0)

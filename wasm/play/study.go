@@ -87,17 +87,17 @@ func (t *StudyTable) Next() {
 	if t.Known() > 0 || t.Complete() {
 		return
 	}
-	v, err := t.Rows[t.Done].Run(t.memo)
+	v, err := t.Run(t.Done)
 	t.Put(t.Done, v, err)
 }
+
+// Run computes row i's figures (with t's memory).
+func (t *StudyTable) Run(i int) (map[string]float64, error) { return t.Rows[i].Run(t.memo) }
 
 // Remember makes t keep each row's figures in c, and take from c those of
 // a row run before (by its Memo): a slider that moves one row's setting
 // (the routing chapter's staleness) then reruns that row alone.
 func (t *StudyTable) Remember(c *LectureCache) { t.memo = c }
-
-// Memory is what t remembers in (nil: nothing), for its rows' Run.
-func (t *StudyTable) Memory() *LectureCache { return t.memo }
 
 // memoKey is row i's key in memory ("": none).
 func (t *StudyTable) memoKey(i int) string {
