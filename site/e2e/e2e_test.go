@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -244,6 +245,19 @@ func open(t testing.TB, ctx context.Context, url string) {
 		t.Fatalf("navigate %s: %v", url, err)
 	}
 	waitFor(t, ctx, `window.servelab && servelab.ready && servelab.timings().drawnGen >= 1`, "the app to draw its first frame")
+}
+
+// pickPreset chooses preset name from the page's preset menu, as a student
+// does (no page load), and waits for its run to be drawn.
+func pickPreset(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	gen := eval[int](t, ctx, `servelab.timings().gen`)
+	q := strconv.Quote(name)
+	if !eval[bool](t, ctx, `(() => { const s = document.getElementById("preset"); if (![...s.options].some(o => o.value === `+q+`)) return false;
+		s.value = `+q+`; s.dispatchEvent(new Event("change")); return true; })()`) {
+		t.Fatalf("the preset menu has no %s", name)
+	}
+	waitFor(t, ctx, `servelab.getState().preset === `+q+` && servelab.timings().gen > `+strconv.Itoa(gen)+` && servelab.timings().drawnGen === servelab.timings().gen`, name+" from the preset menu, drawn")
 }
 
 // waitFor polls a JS predicate: tests wait on the app's state, never on wall time.
