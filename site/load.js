@@ -7,7 +7,7 @@
 //
 // Any host: where the host compresses app.wasm itself (servelab serve, the edge
 // worker, most CDNs), it comes with a Content-Encoding the browser undoes.
-// A plain static host (python3 -m http.server) would send the raw 28 MB, so
+// A plain static host (python3 -m http.server) would send the raw 15 MB, so
 // there the page fetches the pre-compressed app.wasm.gz (about 4 MB) and
 // unpacks it here (DecompressionStream knows gzip, not brotli).
 (function () {
@@ -75,6 +75,18 @@
   var cacheable = cacheName && window.caches && navigator.serviceWorker;
   var cached = Promise.resolve(false); // settles once this build's wasm is in the cache
 
+  // afterFirstFrame runs f once the app has drawn its first frame (or 15 s
+  // after navigation, if it never does) and the browser is idle: the copy
+  // is not written while the page starts, whose CPU it would take (the
+  // first canvas came about 0.6 s later with it, on two cores at 20 Mbit/s).
+  function afterFirstFrame(f) {
+    (function poll() {
+      if (!servelabMarks.drawn && performance.now() < 15000) return setTimeout(poll, 250);
+      if (window.requestIdleCallback) requestIdleCallback(f, { timeout: 5000 });
+      else setTimeout(f, 0);
+    })();
+  }
+
   // keep stores a stream in the cache under name, as one Blob: the browser
   // then writes it in one piece rather than a chunk at a time.
   async function keep(cache, name, body) {
@@ -94,7 +106,8 @@
 
   // wasmBody resolves to a stream of app.wasm's bytes, uncompressed: from
   // the cache when this build is there, else from the network, keeping a
-  // copy (compressed when it came so: 4 MB to write rather than 28).
+  // copy once the app has started (compressed when it came so: 4 MB to
+  // write rather than 15); until then the copy's bytes wait in the tee.
   async function wasmBody(useCache) {
     var cache = null;
     if (cacheable) {
@@ -119,9 +132,11 @@
     var got = await fromNetwork();
     var body = got.body;
     if (cache) {
-      var two = body.tee();
+      var two = body.tee(), copy = two[1], name = got.gz ? gzKey : key;
       body = two[0];
-      cached = keep(cache, got.gz ? gzKey : key, two[1]).catch(function () { return false; });
+      cached = new Promise(function (resolve) {
+        afterFirstFrame(function () { keep(cache, name, copy).then(resolve, function () { resolve(false); }); });
+      });
     }
     return got.gz ? gunzip(body) : body;
   }
@@ -133,9 +148,6 @@
       ? WebAssembly.compileStreaming(res)
       : WebAssembly.compile(await res.arrayBuffer()));
     servelabMarks.compiled = performance.now();
-    // The copy is written before the app starts, not while it runs (a live
-    // measurement times tokens then); a storage that hangs delays it 2 s at most.
-    await Promise.race([cached, new Promise(function (resolve) { setTimeout(resolve, 2000); })]);
     return mod;
   }
 
