@@ -426,6 +426,10 @@ func main() {
 	a.probeLive()
 	a.tl.batch = newBatch()
 
+	// The first run is made before ebiten starts, not in the first frame
+	// after it: ebiten's set-up (its shaders, the WebGL context) is 100-300
+	// ms, and its first frame then draws the run rather than an empty canvas.
+	a.tick()
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetScreenClearedEveryFrame(false)
 	ebiten.SetWindowTitle("servelab timeline")
