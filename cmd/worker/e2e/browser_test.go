@@ -54,12 +54,12 @@ func TestPageRunsFromWorker(t *testing.T) {
 	}
 	// A short run: 4 streams of 128 tokens for 4 s, 8000 tokens at 1.5 s.
 	w := sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, ShortOutputLen: 128, LongInputLen: 8000, LongOutputLen: 8, LongCount: 1, Duration: 4, InjectAfter: 1.5}
-	set := fmt.Sprintf(`servelab.setState({policy: "prefill-first", streams: %d, prompt: %d, output: %d, long: %d, longout: %d, duration: %g, inject: %g})`,
+	set := fmt.Sprintf(`servelab.setState({policy: "prefill-first", streams: %d, sin: %d, sout: %d, long: %d, longout: %d, duration: %g, inject: %g})`,
 		w.ShortConcurrency, w.ShortInputLen, w.ShortOutputLen, w.LongInputLen, w.LongOutputLen, w.Duration, w.InjectAfter)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](set)); err != nil {
 		t.Fatal(err)
 	}
-	wait(`servelab.getState().long === 8000 && servelab.getState().duration === 4`, "the lab knobs to be set")
+	wait(fmt.Sprintf(`servelab.getState().long === 8000 && servelab.getState().duration === 4 && servelab.getState().sout === %d`, w.ShortOutputLen), "the lab knobs to be set")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("live-start").click()`)); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,8 @@ func TestPageRunsFromWorker(t *testing.T) {
 	if s.TokensObserved <= 0 || !(s.WorstGap > 0) || s.ShortCompleted < w.ShortConcurrency || s.ShortFailed != 0 || s.LongFailed != 0 || s.LongTTFT <= 0 {
 		t.Fatalf("measured summary %+v", s)
 	}
-	if m.Config.LabWorkload.ShortConcurrency != w.ShortConcurrency || m.Config.LongInputLen != w.LongInputLen || m.Config.Model != "e2e-model" {
+	if m.Config.LabWorkload.ShortConcurrency != w.ShortConcurrency || m.Config.ShortInputLen != w.ShortInputLen || m.Config.ShortOutputLen != w.ShortOutputLen ||
+		m.Config.LongInputLen != w.LongInputLen || m.Config.Model != "e2e-model" {
 		t.Errorf("config %+v, want the page's workload and the lab server's model", m.Config)
 	}
 	// The same workload in the simulator (on its clock, scale times faster):
