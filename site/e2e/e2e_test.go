@@ -28,6 +28,7 @@ import (
 	"servelab/sim"
 	"servelab/sim/lab"
 	"servelab/site"
+	"servelab/wasm/play"
 )
 
 // siteDir is the directory make wasm builds into.
@@ -258,6 +259,15 @@ func pickPreset(t testing.TB, ctx context.Context, name string) {
 		t.Fatalf("the preset menu has no %s", name)
 	}
 	waitFor(t, ctx, `servelab.getState().preset === `+q+` && servelab.timings().gen > `+strconv.Itoa(gen)+` && servelab.timings().drawnGen === servelab.timings().gen`, name+" from the preset menu, drawn")
+}
+
+// pickLang chooses lang from the page's language menu, as a student does
+// (no page load), and waits for the page to be written in it.
+func pickLang(t testing.TB, ctx context.Context, lang string) {
+	t.Helper()
+	q := strconv.Quote(lang)
+	eval[any](t, ctx, `(() => { const s = document.getElementById("lang"); s.value = `+q+`; s.dispatchEvent(new Event("change")); })()`)
+	waitFor(t, ctx, `document.documentElement.lang === `+strconv.Quote(play.LangTag(lang))+` && servelab.lecture().lang === `+q, lang+" from the language menu")
 }
 
 // waitFor polls a JS predicate: tests wait on the app's state, never on wall time.
