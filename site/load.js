@@ -77,8 +77,8 @@
 
   // afterFirstFrame runs f once the app has drawn its first frame (or 15 s
   // after navigation, if it never does) and the browser is idle: the copy
-  // is not written while the page starts, whose CPU it would take (the
-  // first canvas came about 0.6 s later with it, on two cores at 20 Mbit/s).
+  // is not written while the page starts, whose CPU it would take from the
+  // compiler and the app's first frame.
   function afterFirstFrame(f) {
     (function poll() {
       if (!servelabMarks.drawn && performance.now() < 15000) return setTimeout(poll, 250);

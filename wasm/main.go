@@ -426,9 +426,9 @@ func main() {
 	a.probeLive()
 	a.tl.batch = newBatch()
 
-	// The first run is made before ebiten starts, not in the first frame
-	// after it: ebiten's set-up (its shaders, the WebGL context) is 100-300
-	// ms, and its first frame then draws the run rather than an empty canvas.
+	// The first run is made before ebiten starts, not in a frame after it:
+	// ebiten's first frame (after its shaders and the WebGL context are
+	// made) then draws the run rather than an empty canvas.
 	a.tick()
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetScreenClearedEveryFrame(false)

@@ -92,7 +92,7 @@ func TestColdLoadShowsTheChapterBeforeTheWasm(t *testing.T) {
 	if seen["inertSeen"] != true {
 		t.Errorf("the settings form could be used before the app ran")
 	}
-	// The first canvas is the app's start-up (compiling 30 MB of wasm, its
+	// The first canvas is the app's start-up (compiling 15 MB of wasm, its
 	// first simulation and frame): on this shared 2-core machine it moves
 	// with the load, so the test reports it and BenchmarkBrowserColdLoad holds it to firstCanvasMs.
 	if v := num(seen["drawn"]); v <= 0 {
