@@ -267,11 +267,10 @@ func TestPageTablesEqualCLI(t *testing.T) {
 }
 
 // TestLectureAtEverySize opens chapters in both languages (the second from
-// the page's language menu) at a laptop
-// (1280x720), a projector (1920x1080) and a phone (390x844): the page must
-// not scroll sideways and the chapter must be drawn. With
-// SERVELAB_SHOTS=DIR it also writes a screenshot of each (for looking at
-// the page; SERVELAB_SHOT_PAGES names other queries).
+// the page's language menu) at a laptop (1280x720), a projector (1920x1080)
+// and a phone (390x844): the page must not scroll sideways and the chapter
+// must be drawn. With SERVELAB_SHOTS=DIR it also writes a screenshot of
+// each (for looking at the page; SERVELAB_SHOT_PAGES names other queries).
 func TestLectureAtEverySize(t *testing.T) {
 	dir := os.Getenv("SERVELAB_SHOTS")
 	ctx := tab(t)
