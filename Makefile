@@ -36,13 +36,18 @@ test: deps tinylab-deps wasm-app
 # compares its two tools over the steps both timed, and fits and predicts on two runs made at once).
 REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
 BROWSERS := ./site/e2e ./cmd/worker/e2e
-.PHONY: test-units test-realtime test-tinylab test-browsers
-test-native: test-units test-realtime test-tinylab test-browsers
+# The CLI's tests that time nothing and take a while (the fidelity fit's cross-validation, the golden
+# corpus) run apart from its real-time ones, where a core is free (.ci/test: as the tiny lab ends).
+UNTIMED := ^(TestCrossValidationHoldsPointsOut|TestCorpusUnchanged)$$
+.PHONY: test-units test-realtime test-untimed test-tinylab test-browsers
+test-native: test-units test-realtime test-untimed test-tinylab test-browsers
 test-units:
 	$(GO) vet ./...
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e$$' | grep -vxF $(foreach p,$(REALTIME),-e servelab/$(patsubst ./%,%,$(p))))
 test-realtime:
-	$(GO) test -count=1 -timeout 30m -p 1 $(REALTIME)
+	$(GO) test -count=1 -timeout 30m -p 1 -skip '$(UNTIMED)' $(REALTIME)
+test-untimed:
+	$(GO) test -count=1 -run '$(UNTIMED)' ./cmd/servelab
 test-tinylab: tinylab-deps
 	$(GO) test -count=1 -timeout 10m ./cmd/tinylab/e2e
 # The browser suites load the built app with its compressed variants (static hosts, the worker).
