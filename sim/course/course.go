@@ -255,6 +255,15 @@ func SpecSide(x scenario.Experiment, rate float64, on bool) (tpot, throughput fl
 	return s.TPOTP50, s.Throughput, nil
 }
 
+// SpeedUp is what one user sees of speculation: the TPOT without over the
+// TPOT with (0 where the run with produced no TPOT).
+func SpeedUp(tpotOff, tpotOn float64) float64 {
+	if tpotOn <= 0 {
+		return 0
+	}
+	return tpotOff / tpotOn
+}
+
 // NoSpec is x without speculative decoding (every setting of it cleared).
 func NoSpec(x scenario.Experiment) scenario.Experiment {
 	x.SpecTokens, x.SpecAccept, x.SpecAcceptList, x.SpecDraft, x.SpecDraftCost = 0, 0, "", "", 0
@@ -304,9 +313,7 @@ func Speculative(x scenario.Experiment, rates []float64) (*SpecTable, error) {
 		if row.TPOTOn, row.ThroughputOn, err = SpecSide(x, rate, true); err != nil {
 			return nil, err
 		}
-		if row.TPOTOn > 0 {
-			row.SpeedUp = row.TPOTOff / row.TPOTOn
-		}
+		row.SpeedUp = SpeedUp(row.TPOTOff, row.TPOTOn)
 		if t.Crossover < 0 && row.SpeedUp < 1 {
 			t.Crossover = len(t.Rows)
 		}

@@ -37,11 +37,8 @@ func init() {
 							if err != nil {
 								return nil, err
 							}
-							v := map[string]float64{"tpotoff": o["tpotoff"], "tputoff": o["tputoff"], "tpoton": tpot, "tputon": tput, "speedup": 0}
-							if tpot > 0 { // (course.Speculative's speed-up)
-								v["speedup"] = o["tpotoff"] / tpot
-							}
-							return v, nil
+							return map[string]float64{"tpotoff": o["tpotoff"], "tputoff": o["tputoff"], "tpoton": tpot, "tputon": tput,
+								"speedup": course.SpeedUp(o["tpotoff"], tpot)}, nil
 						}})
 				}
 				return rows

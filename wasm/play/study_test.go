@@ -53,28 +53,7 @@ func TestStudyTableOverTheLast(t *testing.T) {
 // fresh table computes, and a table made again at the first settings runs
 // nothing. (The page's table then answers a move in one row's time.)
 func TestStudyRowsRemembered(t *testing.T) {
-	ch, _, _ := ChapterByID("route")
-	s, _ := ParseQuery("chapter=route&preset=" + ch.Preset)
-	c := &LectureCache{}
-	first := ch.Study.NewTable(s)
-	first.Remember(c)
-	if err := first.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	if first.Ran != len(first.Rows) {
-		t.Fatalf("the first table ran %d of %d rows", first.Ran, len(first.Rows))
-	}
-	moved := s.Clone()
-	moved.SetNum("stale", 900)
-	got := ch.Study.NewTable(moved)
-	got.Remember(c)
-	if err := got.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	want := ch.Study.NewTable(moved)
-	if err := want.Fill(); err != nil {
-		t.Fatal(err)
-	}
+	c, s, first, got, want := movedTable(t, "route", "stale", 900)
 	if got.Ran != 1 {
 		t.Errorf("a staleness move ran %d rows, want 1 (the stale row)", got.Ran)
 	}
@@ -82,7 +61,7 @@ func TestStudyRowsRemembered(t *testing.T) {
 	if last := want.Vals[len(want.Vals)-1]; last[0] == first.Vals[len(first.Vals)-1][0] && last[3] == first.Vals[len(first.Vals)-1][3] {
 		t.Error("the stale row's figures did not change with the staleness: the test moves nothing")
 	}
-	again := ch.Study.NewTable(s)
+	again := first.Study.NewTable(s)
 	again.Remember(c)
 	if err := again.Fill(); err != nil || again.Ran != 0 {
 		t.Errorf("the first settings again ran %d rows (err %v), want 0", again.Ran, err)
@@ -93,25 +72,7 @@ func TestStudyRowsRemembered(t *testing.T) {
 // reruns only the runs with speculation; the runs without come from
 // memory, and the table equals one computed afresh.
 func TestSpecOffSideRemembered(t *testing.T) {
-	ch, _, _ := ChapterByID("spec")
-	s, _ := ParseQuery("chapter=spec&preset=" + ch.Preset)
-	c := &LectureCache{}
-	first := ch.Study.NewTable(s)
-	first.Remember(c)
-	if err := first.Fill(); err != nil || c.Hits != 0 {
-		t.Fatalf("the first table: err %v, %d hits, want none", err, c.Hits)
-	}
-	moved := s.Clone()
-	moved.SetNum("spa", 0.8)
-	got := ch.Study.NewTable(moved)
-	got.Remember(c)
-	if err := got.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	want := ch.Study.NewTable(moved)
-	if err := want.Fill(); err != nil {
-		t.Fatal(err)
-	}
+	c, _, first, got, want := movedTable(t, "spec", "spa", 0.8)
 	if c.Hits != len(got.Rows) || got.Ran != len(got.Rows) {
 		t.Errorf("an acceptance move: %d hits, %d rows run; want the %d runs without speculation from memory and every row run", c.Hits, got.Ran, len(got.Rows))
 	}
@@ -121,6 +82,33 @@ func TestSpecOffSideRemembered(t *testing.T) {
 			t.Errorf("row %d: TPOT with speculation did not move with the acceptance: the test moves nothing", i)
 		}
 	}
+}
+
+// movedTable fills chapter id's table at its preset s with memory c
+// (first: every row run, nothing from memory), moves knob key to v and fills
+// the table again with that memory (got) and afresh (want).
+func movedTable(t *testing.T, id, key string, v float64) (c *LectureCache, s State, first, got, want *StudyTable) {
+	t.Helper()
+	ch, _, _ := ChapterByID(id)
+	s, _ = ParseQuery("chapter=" + id + "&preset=" + ch.Preset)
+	c = &LectureCache{}
+	first = ch.Study.NewTable(s)
+	first.Remember(c)
+	if err := first.Fill(); err != nil || first.Ran != len(first.Rows) || c.Hits != 0 {
+		t.Fatalf("the first table: err %v, %d of %d rows run, %d from memory; want every row run, none from memory", err, first.Ran, len(first.Rows), c.Hits)
+	}
+	moved := s.Clone()
+	moved.SetNum(key, v)
+	got = ch.Study.NewTable(moved)
+	got.Remember(c)
+	if err := got.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	want = ch.Study.NewTable(moved)
+	if err := want.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	return c, s, first, got, want
 }
 
 // sameFigures fails t where got, a table filled with memory, differs from
