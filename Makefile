@@ -40,7 +40,7 @@ test: deps tinylab-deps wasm-app
 REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
 BROWSERS := ./site/e2e ./cmd/worker/e2e
 # The CLI's tests that time nothing and take a while (the fidelity fit's cross-validation, the golden
-# corpus) run apart from its real-time ones, where a core is free (.ci/test: as the tiny lab ends).
+# corpus) run apart from its real-time ones, on the core those leave idle (.ci/test: beside them, niced).
 UNTIMED := ^(TestCrossValidationHoldsPointsOut|TestCorpusUnchanged)$$
 .PHONY: test-units test-realtime test-untimed test-tinylab test-browsers
 test-native: test-units test-realtime test-untimed test-tinylab test-browsers
