@@ -36,7 +36,7 @@ test: deps tinylab-deps wasm-app
 # two runs made at once). The two browser suites run side by side: the site's keeps the CPU about 80%
 # busy, the worker's (mostly waiting on a 10 s edge measurement and workerd) about 25%, and their
 # checks hold under each other's load (site/e2e's "page held" bounds are 1 s; the worker's relayed
-# frames must keep within 2× the lab's cadence): 434 s together against 404 + 76 s one after the other.
+# frames must keep within 2× the lab's cadence), so the worker's suite fills the CPU the site's leaves.
 REALTIME := ./cmd/servelab ./cmd/internal/labserver ./cmd/internal/labclient ./cmd/internal/companion
 BROWSERS := ./site/e2e ./cmd/worker/e2e
 # The CLI's tests that time nothing and take a while (the fidelity fit's cross-validation, the golden
