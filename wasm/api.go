@@ -65,6 +65,8 @@ func (a *App) installAPI() {
 				}
 				if n := a.s.state.Set(k, v); n != "" {
 					notes = append(notes, n)
+				} else {
+					a.choose(k)
 				}
 			}
 			a.s.notes = notes

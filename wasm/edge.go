@@ -67,7 +67,7 @@ func (a *App) startEdge() {
 	if !play.OneGPUColocated(s.Policy) {
 		s.Policy = scenario.Chunked
 	}
-	play.ApplyEdgeDefaults(s)
+	play.ApplyEdgeDefaults(s, func(key string) bool { return a.s.chosen[key] })
 	maxConns := 0
 	if a.pg.win.Get("location").Get("protocol").String() == "http:" {
 		maxConns = 6 // HTTP/1.1: Chromium and Firefox hold 6 connections per host

@@ -149,6 +149,7 @@ func (a *App) change(key, value string) {
 		a.s.notes = []string{note}
 	} else {
 		a.s.notes = nil
+		a.choose(key)
 		a.profileSettings(key)
 	}
 	if key == "policy" && a.s.state.Policy != oldPolicy {
@@ -200,6 +201,7 @@ func (a *App) applyPreset(name string) {
 	s.Lang, s.Sess = a.disp.lang, a.s.files
 	s.ApplyPreset(p)
 	a.s.state = s
+	a.s.chosen = nil // the preset's settings, none the student's yet
 	// A pair preset opens compare mode with its run B; any other closes it.
 	a.s.cmp.pair = play.ParsePair("preset=" + name)
 	a.s.cmp.editB = false
@@ -207,6 +209,14 @@ func (a *App) applyPreset(name string) {
 	a.tl.playing = false
 	a.s.needSim = true
 	a.disp.info = presetInfo(a.disp.lang, p.Name)
+}
+
+// choose notes that the student set key (see session.chosen).
+func (a *App) choose(key string) {
+	if a.s.chosen == nil {
+		a.s.chosen = map[string]bool{}
+	}
+	a.s.chosen[key] = true
 }
 
 // query is the page's URL query: every setting, then the language, the

@@ -61,6 +61,10 @@ type session struct {
 	needSim  bool             // the state changed since the run began
 	overlays [2]*play.Overlay // A and B
 	cmp      compareState     // compare mode: run B on the same clock
+	// chosen are the settings (URL keys) the link or the student set since
+	// the last preset: a measurement through the edge keeps them where it
+	// puts its own defaults in place of the lab script's (play.ApplyEdgeDefaults).
+	chosen map[string]bool
 }
 
 // figures are the side panel's figures, computed in the background once
@@ -420,6 +424,7 @@ func main() {
 	if ch := play.QueryValue(q, "chapter"); ch != "" {
 		a.openChapter(ch, false)
 	}
+	a.s.chosen = play.QueryKeys(q)
 	a.s.needSim = true
 	a.bindControls()
 	a.installAPI()

@@ -419,20 +419,25 @@ var EdgeDefaults = sim.LabWorkload{ShortConcurrency: 4, ShortInputLen: 128, Shor
 	LongInputLen: 8000, LongOutputLen: 16, LongCount: 1, Duration: 10, InjectAfter: 4}
 
 // ApplyEdgeDefaults sets s's lab workload to EdgeDefaults field by field
-// where it still holds the lab script's default (a link's own choices are kept).
-func ApplyEdgeDefaults(s *State) {
+// where it still holds the lab script's default and chosen (by the
+// field's URL key) says the link or the student did not set it: a choice
+// that happens to be the lab's default (say 256 output tokens) is kept.
+func ApplyEdgeDefaults(s *State, chosen func(key string) bool) {
 	d, e, w := sim.DefaultLab(), EdgeDefaults, &s.Lab
-	for _, f := range []struct{ have, def, edge *int }{{&w.ShortConcurrency, &d.ShortConcurrency, &e.ShortConcurrency},
-		{&w.ShortInputLen, &d.ShortInputLen, &e.ShortInputLen}, {&w.ShortOutputLen, &d.ShortOutputLen, &e.ShortOutputLen},
-		{&w.LongInputLen, &d.LongInputLen, &e.LongInputLen}, {&w.LongOutputLen, &d.LongOutputLen, &e.LongOutputLen}} {
-		if *f.have == *f.def {
+	for _, f := range []struct {
+		key             string
+		have, def, edge *int
+	}{{"streams", &w.ShortConcurrency, &d.ShortConcurrency, &e.ShortConcurrency},
+		{"sin", &w.ShortInputLen, &d.ShortInputLen, &e.ShortInputLen}, {"sout", &w.ShortOutputLen, &d.ShortOutputLen, &e.ShortOutputLen},
+		{"long", &w.LongInputLen, &d.LongInputLen, &e.LongInputLen}, {"longout", &w.LongOutputLen, &d.LongOutputLen, &e.LongOutputLen}} {
+		if *f.have == *f.def && !chosen(f.key) {
 			*f.have = *f.edge
 		}
 	}
-	if w.Duration == d.Duration {
+	if w.Duration == d.Duration && !chosen("duration") {
 		w.Duration = e.Duration
 	}
-	if w.InjectAfter == d.InjectAfter {
+	if w.InjectAfter == d.InjectAfter && !chosen("inject") {
 		w.InjectAfter = e.InjectAfter
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"servelab/sim"
 	"servelab/sim/lab"
 )
 
@@ -180,7 +181,7 @@ func TestLoopRejectsBadWorkload(t *testing.T) {
 func TestEdgeWorkloadFitsLimits(t *testing.T) {
 	s := DefaultState()
 	s.Workload = "lab"
-	ApplyEdgeDefaults(&s)
+	ApplyEdgeDefaults(&s, func(string) bool { return false })
 	if s.Lab.ShortConcurrency != 4 || s.Lab.Duration != 10 {
 		t.Fatalf("edge defaults not applied: %v", s.Lab)
 	}
@@ -265,5 +266,28 @@ func TestLoopIgnoresUsageBeyondMaxTokens(t *testing.T) {
 	}
 	if w := strings.Join(m.Extra.Warnings, "\n"); !strings.Contains(w, "more completion_tokens than max_tokens") {
 		t.Errorf("warnings:\n%s", w)
+	}
+}
+
+// The edge's defaults replace the lab script's only where nobody chose the
+// value: a link's own lengths (under their old names too) and a student's
+// pick that happens to equal the lab's default are kept.
+func TestEdgeDefaultsKeepChoices(t *testing.T) {
+	d := sim.DefaultLab()
+	q := fmt.Sprintf("?workload=lab&output=%d&streams=%d", d.ShortOutputLen, d.ShortConcurrency)
+	s, _ := ParseQuery(strings.TrimPrefix(q, "?"))
+	chosen := QueryKeys(q)
+	chosen["longout"] = true // a slider moved to the lab's default
+	ApplyEdgeDefaults(&s, func(k string) bool { return chosen[k] })
+	w, e := s.Lab, EdgeDefaults
+	if w.ShortOutputLen != d.ShortOutputLen || w.ShortConcurrency != d.ShortConcurrency || w.LongOutputLen != d.LongOutputLen {
+		t.Errorf("chosen values replaced: sout %d, streams %d, longout %d; want the lab's %d, %d, %d",
+			w.ShortOutputLen, w.ShortConcurrency, w.LongOutputLen, d.ShortOutputLen, d.ShortConcurrency, d.LongOutputLen)
+	}
+	if w.ShortInputLen != e.ShortInputLen || w.LongInputLen != e.LongInputLen || w.Duration != e.Duration || w.InjectAfter != e.InjectAfter {
+		t.Errorf("values nobody chose kept the lab's: %+v, want the edge's %+v", w, e)
+	}
+	if QueryKeys("") != nil || !QueryKeys("?workload=lab&prompt=64")["sin"] || QueryKeys("?prompt=64")["sin"] {
+		t.Error("QueryKeys: a lab link's prompt is its sin, another link's is not")
 	}
 }

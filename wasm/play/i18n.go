@@ -102,6 +102,21 @@ func QueryValue(q, key string) string {
 	return vals.Get(key)
 }
 
+// QueryKeys is the set of keys q names (nil: none), a lab link's old
+// names for its lengths read as the keys they stand for (labAliases).
+func QueryKeys(q string) map[string]bool {
+	vals, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil || len(vals) == 0 {
+		return nil
+	}
+	labAliases(vals)
+	keys := map[string]bool{}
+	for k := range vals {
+		keys[k] = true
+	}
+	return keys
+}
+
 // QueryFlag reports whether key is on in q (1, true, yes).
 func QueryFlag(q, key string) bool {
 	switch strings.ToLower(QueryValue(q, key)) {

@@ -227,15 +227,7 @@ func ParseQueryIn(q, lang string) (State, []string) {
 			s.applyWindow(pr)
 		}
 	}
-	// The lab's short requests were the page's prompt and output before
-	// they had keys of their own: a lab link without them keeps its lengths.
-	if vals.Get("workload") == scenario.Lab {
-		for old, key := range map[string]string{"prompt": "sin", "output": "sout"} {
-			if _, has := vals[key]; !has && vals.Has(old) {
-				vals.Set(key, vals.Get(old))
-			}
-		}
-	}
+	labAliases(vals)
 	scenarioNotes, other, preset := s.Experiment.ParseQueryWith(vals, s.pick)
 	s.Preset = preset
 	for i := range scenarioNotes {
@@ -353,4 +345,18 @@ func (s State) Picked(q string) bool {
 		}
 	}
 	return c.Query() == s.Query()
+}
+
+// labAliases gives a lab link's short requests the lengths it names as
+// prompt and output where it has no sin or sout: those were the lab's
+// keys before it had its own, and such a link keeps its lengths.
+func labAliases(vals url.Values) {
+	if vals.Get("workload") != scenario.Lab {
+		return
+	}
+	for old, key := range map[string]string{"prompt": "sin", "output": "sout"} {
+		if _, has := vals[key]; !has && vals.Has(old) {
+			vals.Set(key, vals.Get(old))
+		}
+	}
 }
