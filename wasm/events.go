@@ -211,7 +211,7 @@ func (a *App) applyPreset(name string) {
 	a.disp.info = presetInfo(a.disp.lang, p.Name)
 }
 
-// choose notes that the student set key (see session.chosen).
+// choose notes that key was set from a control or servelab.setState (see session.chosen).
 func (a *App) choose(key string) {
 	if a.s.chosen == nil {
 		a.s.chosen = map[string]bool{}
